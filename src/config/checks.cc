@@ -1,0 +1,330 @@
+#include "config/checks.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include "config/config_error.h"
+#include "config/database_url.h"
+#include "config/semver.h"
+#include "config/socket_address.h"
+#include "config/unicode.h"
+#include "config/url.h"
+
+namespace xb::config {
+namespace {
+
+constexpr uint64_t kNoMax = std::numeric_limits<uint64_t>::max();
+constexpr uint64_t kMaxInt32 = 2147483647;
+constexpr uint64_t kMaxUint32 = 4294967295;
+constexpr uint64_t kMaxRetentionSeconds = 9223372036;  // floor(INT64_MAX / 10^9)
+constexpr uint64_t kTransportCeiling = 26214400;       // CONF-008, API-282
+constexpr uint64_t kFrameBytes = 2097152;              // OPS-021: a 2 MiB stream frame
+constexpr uint64_t kEnvelopeOverhead = 256;            // OPS-021
+constexpr uint64_t kNsPerMs = 1000000;
+
+// A millisecond key whose range starts at 1 and whose `now + value` must fit the monotonic
+// clock (CONF 3.5).
+Status CheckDurationMs(std::string_view key, uint64_t value, uint64_t max) {
+  XB_RETURN_IF_ERROR(CheckRange(key, value, 1, max));
+  if (!FitsMonotonicDeadline(value, kNsPerMs)) {
+    return ConfigError(key, "too large for a deadline on the monotonic clock");
+  }
+  return Status::Ok();
+}
+
+Status CheckServer(const ServerConfig& s) {
+  // implements: CONF-002
+  if (!IsValidServerIdentifier(s.identifier)) {
+    return ConfigError("server.identifier",
+                       "must be 1 to 256 bytes of UTF-8 without whitespace or control characters");
+  }
+  // implements: CONF-067 ("" refused: CONF section 7 point 2)
+  if (s.min_libxmtp_version.has_value() && !IsSemVer(*s.min_libxmtp_version)) {
+    return ConfigError("server.min_libxmtp_version", "must be a SemVer 2.0.0 version");
+  }
+  if (!ParseSocketAddress(s.listen).ok()) {
+    return ConfigError("server.listen",
+                       "must be a numeric socket address, IPv4:port or [IPv6]:port");
+  }
+  XB_RETURN_IF_ERROR(CheckDurationMs("server.max_drain_duration_ms", s.max_drain_duration_ms,
+                                     kNoMax));
+  if (s.tls.has_value()) {
+    if (s.tls->cert_file.empty()) {
+      return ConfigError("server.tls.cert_file", "must not be empty");
+    }
+    if (s.tls->key_file.empty()) {
+      return ConfigError("server.tls.key_file", "must not be empty");
+    }
+  }
+  return Status::Ok();
+}
+
+// implements: OPS-022 (endpoint form). The key wins over the variable; an empty
+// OTEL_EXPORTER_OTLP_ENDPOINT counts as unset, as OpenTelemetry SDKs treat empty variables.
+Status ResolveOtlpEndpoint(TelemetryConfig* t, const EnvLookup& env) {
+  static constexpr std::string_view kVariable = "OTEL_EXPORTER_OTLP_ENDPOINT";
+  static constexpr std::string_view kReason = "must be an http:// or https:// URL with a host";
+  if (t->otlp_endpoint.has_value()) {
+    Result<Url> url = ParseUrl(*t->otlp_endpoint);
+    if (!url.ok() || !IsHttpUrlWithHost(*url)) {
+      return ConfigError("telemetry.otlp_endpoint", kReason);
+    }
+    return Status::Ok();
+  }
+  std::optional<std::string> from_env = env(std::string(kVariable));
+  if (!from_env.has_value() || from_env->empty()) {
+    return Status::Ok();  // nothing resolves: no export
+  }
+  Result<Url> url = ParseUrl(*from_env);
+  if (!url.ok() || !IsHttpUrlWithHost(*url)) {
+    return ConfigError(kVariable, kReason);
+  }
+  t->otlp_endpoint = std::move(*from_env);
+  return Status::Ok();
+}
+
+Status CheckTelemetry(TelemetryConfig* t, const EnvLookup& env) {
+  if (!t->metrics_listen.empty() && !ParseSocketAddress(t->metrics_listen).ok()) {
+    return ConfigError("telemetry.metrics_listen",
+                       "must be \"\" or a numeric socket address, IPv4:port or [IPv6]:port");
+  }
+  XB_RETURN_IF_ERROR(ResolveOtlpEndpoint(t, env));
+  if (IsBlank(t->service_name)) {
+    return ConfigError("telemetry.service_name", "must not be empty after trimming whitespace");
+  }
+  if (!std::isfinite(t->sample_ratio) || t->sample_ratio < 0.0 || t->sample_ratio > 1.0) {
+    return ConfigError("telemetry.sample_ratio", "must be a finite number from 0.0 to 1.0");
+  }
+  for (std::string_view reserved : {"service.name", "service.version", "xmtp.backend.identifier"}) {
+    if (t->resource_attributes.count(std::string(reserved)) != 0) {
+      return ConfigError("telemetry.resource_attributes",
+                         "must not set service.name, service.version or xmtp.backend.identifier");
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckDatabase(const DatabaseConfig& d) {
+  Result<DatabaseUrl> primary = ParseDatabaseUrl(d.url);
+  if (!primary.ok()) {
+    return ConfigError("database.url", primary.status().message());
+  }
+  if (d.replica_url.has_value()) {
+    Result<DatabaseUrl> replica = ParseDatabaseUrl(*d.replica_url);
+    if (!replica.ok()) {
+      return ConfigError("database.replica_url", replica.status().message());
+    }
+    // A replica is a PostgreSQL streaming replica; the embedded engine has none.
+    if (replica->engine != DatabaseUrl::Engine::kPostgres ||
+        primary->engine != DatabaseUrl::Engine::kPostgres) {
+      return ConfigError("database.replica_url",
+                         "needs a postgres:// or postgresql:// primary and replica");
+    }
+  }
+  XB_RETURN_IF_ERROR(CheckRange("database.max_connections", d.max_connections, 1, kMaxUint32));
+  XB_RETURN_IF_ERROR(CheckDurationMs("database.max_statement_timeout_ms",
+                                     d.max_statement_timeout_ms, kMaxInt32));
+  return Status::Ok();
+}
+
+Status CheckPublishing(const PublishingConfig& p, const DatabaseConfig& d) {
+  XB_RETURN_IF_ERROR(CheckDurationMs("publishing.max_publish_duration_ms",
+                                     p.max_publish_duration_ms, kMaxInt32));
+  if (p.max_publish_duration_ms <= d.max_statement_timeout_ms) {
+    return ConfigError("publishing.max_publish_duration_ms",
+                       "must be greater than database.max_statement_timeout_ms");
+  }
+  return CheckDurationMs("publishing.max_barrier_wait_ms", p.max_barrier_wait_ms, kMaxInt32);
+}
+
+Status CheckStreams(const StreamsConfig& s) {
+  XB_RETURN_IF_ERROR(CheckDurationMs("streams.poll_interval_ms", s.poll_interval_ms, kNoMax));
+  XB_RETURN_IF_ERROR(CheckRange("streams.max_gap_ranges", s.max_gap_ranges, 1, kNoMax));
+  XB_RETURN_IF_ERROR(
+      CheckDurationMs("streams.keepalive_interval_ms", s.keepalive_interval_ms, kMaxUint32));
+  if (s.max_pong_wait_ms <= s.keepalive_interval_ms) {
+    return ConfigError("streams.max_pong_wait_ms",
+                       "must be greater than streams.keepalive_interval_ms");
+  }
+  return CheckDurationMs("streams.max_pong_wait_ms", s.max_pong_wait_ms, kNoMax);
+}
+
+Status CheckRetention(const RetentionConfig& r) {
+  XB_RETURN_IF_ERROR(CheckRange("retention.group_message_seconds", r.group_message_seconds, 1,
+                                kMaxRetentionSeconds));
+  XB_RETURN_IF_ERROR(
+      CheckRange("retention.welcome_seconds", r.welcome_seconds, 1, kMaxRetentionSeconds));
+  return CheckRange("retention.key_package_seconds", r.key_package_seconds, 1,
+                    kMaxRetentionSeconds);
+}
+
+// A CAIP-2 id in the eip155 namespace whose reference is the canonical decimal form (no sign, no
+// leading zero) of a chain id that fits u64 (CONF 2.8, DOC).
+bool IsEip155ChainId(std::string_view id) {
+  static constexpr std::string_view kNamespace = "eip155:";
+  if (id.substr(0, kNamespace.size()) != kNamespace) {
+    return false;
+  }
+  std::string_view reference = id.substr(kNamespace.size());
+  if (reference.empty() || reference.size() > 20 || (reference.size() > 1 && reference[0] == '0')) {
+    return false;
+  }
+  uint64_t value = 0;
+  for (char c : reference) {
+    if (c < '0' || c > '9') {
+      return false;
+    }
+    uint64_t digit = static_cast<uint64_t>(c - '0');
+    if (value > (kNoMax - digit) / 10) {
+      return false;
+    }
+    value = value * 10 + digit;
+  }
+  return true;
+}
+
+Status CheckChains(const std::map<std::string, std::string>& chains) {
+  for (const auto& [id, url] : chains) {
+    if (!IsEip155ChainId(id)) {
+      return ConfigError(JoinKey("chains", id),
+                         "chain id must be a CAIP-2 id eip155:<decimal chain id>");
+    }
+    Result<Url> parsed = ParseUrl(url);
+    if (!parsed.ok() || !IsHttpUrlWithHost(*parsed)) {
+      return ConfigError(JoinKey("chains", id), "must be an http:// or https:// URL");
+    }
+  }
+  return Status::Ok();
+}
+
+// The length of the protobuf varint encoding of `value`.
+uint64_t VarintLength(uint64_t value) {
+  uint64_t length = 1;
+  while (value >= 0x80) {
+    value >>= 7;
+    ++length;
+  }
+  return length;
+}
+
+Status CheckLimits(const LimitsConfig& l) {
+  XB_RETURN_IF_ERROR(CheckRange("limits.max_envelope_bytes", l.max_envelope_bytes, 1, kNoMax));
+  // implements: CONF-008
+  XB_RETURN_IF_ERROR(
+      CheckRange("limits.max_request_bytes", l.max_request_bytes, 1, kTransportCeiling));
+  XB_RETURN_IF_ERROR(
+      CheckRange("limits.max_response_bytes", l.max_response_bytes, 1, kTransportCeiling));
+  // The uint32 keys (CONF section 7 point 5): the field type already bounds them at 4294967295.
+  struct U32Key {
+    std::string_view key;
+    uint32_t value;
+  };
+  for (const U32Key& k : {
+           U32Key{"limits.max_publish_topics", l.max_publish_topics},
+           U32Key{"limits.max_query_topics", l.max_query_topics},
+           U32Key{"limits.max_query_limit", l.max_query_limit},
+           U32Key{"limits.default_query_limit", l.default_query_limit},
+           U32Key{"limits.max_newest_metadata_topics", l.max_newest_metadata_topics},
+           U32Key{"limits.max_newest_full_topics", l.max_newest_full_topics},
+           U32Key{"limits.max_update_adds", l.max_update_adds},
+           U32Key{"limits.max_update_removes", l.max_update_removes},
+           U32Key{"limits.max_stream_topics", l.max_stream_topics},
+           U32Key{"limits.max_static_topics", l.max_static_topics},
+           U32Key{"limits.max_lookup_identifiers", l.max_lookup_identifiers},
+           U32Key{"limits.max_scw_signatures", l.max_scw_signatures},
+           U32Key{"limits.max_identity_entries", l.max_identity_entries},
+           U32Key{"limits.max_update_frames_per_second", l.max_update_frames_per_second},
+           U32Key{"limits.max_update_burst", l.max_update_burst},
+           U32Key{"limits.max_ping_frames_per_second", l.max_ping_frames_per_second},
+           U32Key{"limits.max_ping_burst", l.max_ping_burst},
+           U32Key{"limits.max_http2_streams", l.max_http2_streams},
+       }) {
+    XB_RETURN_IF_ERROR(CheckRange(k.key, k.value, 1, kMaxUint32));
+  }
+  // CONF section 7 point 10.
+  XB_RETURN_IF_ERROR(CheckRange("limits.max_push_topics", l.max_push_topics, 1, kMaxInt32));
+  if (l.max_query_limit < l.default_query_limit) {
+    return ConfigError("limits.max_query_limit", "must be at least limits.default_query_limit");
+  }
+  if (l.max_update_adds > l.max_stream_topics) {
+    return ConfigError("limits.max_update_adds", "must be at most limits.max_stream_topics");
+  }
+  // implements: OPS-021. Every stored envelope must fit a response or stream frame with the
+  // backend's 256 bytes of metadata and framing, and a publish request carrying it: one field-tag
+  // byte plus the varint length prefix (CONF section 7 point 1). Subsumes "max_envelope_bytes >
+  // max_request_bytes". No overflow: every value is at most INT64_MAX.
+  uint64_t envelope = l.max_envelope_bytes;
+  if (envelope + kEnvelopeOverhead > l.max_response_bytes ||
+      envelope + kEnvelopeOverhead > kFrameBytes ||
+      envelope + 1 + VarintLength(envelope) > l.max_request_bytes) {
+    return ConfigError("limits.max_envelope_bytes",
+                       "an envelope of this size would not fit limits.max_response_bytes, a 2 MiB "
+                       "stream frame, or limits.max_request_bytes (OPS-021)");
+  }
+  return Status::Ok();
+}
+
+Status CheckMls(const MlsConfig& m) {
+  XB_RETURN_IF_ERROR(CheckRange("mls.max_group_members", m.max_group_members, 1, 65535));
+  return CheckRange("mls.max_installations_per_inbox", m.max_installations_per_inbox, 1, 65535);
+}
+
+}  // namespace
+
+Status RangeError(std::string_view key, uint64_t min, uint64_t max) {
+  std::string reason = "out of range (" + std::to_string(min);
+  if (max == kNoMax) {
+    reason += " or more)";
+  } else {
+    reason += " to " + std::to_string(max) + ")";
+  }
+  return ConfigError(key, reason);
+}
+
+Status CheckRange(std::string_view key, uint64_t value, uint64_t min, uint64_t max) {
+  if (value < min || value > max) {
+    return RangeError(key, min, max);
+  }
+  return Status::Ok();
+}
+
+bool FitsMonotonicDeadline(uint64_t value, uint64_t unit_ns) {
+  using Clock = std::chrono::steady_clock;
+  static_assert(std::is_same_v<Clock::duration, std::chrono::nanoseconds>,
+                "deadline arithmetic below counts nanoseconds");
+  int64_t now = Clock::now().time_since_epoch().count();
+  if (now < 0 || unit_ns == 0) {
+    return false;
+  }
+  // headroom / unit_ns, compared before multiplying, so nothing can overflow.
+  auto headroom = static_cast<uint64_t>(std::numeric_limits<int64_t>::max() - now);
+  return value <= headroom / unit_ns;
+}
+
+Status CheckDocument(ParsedDocument* doc, const EnvLookup& env) {
+  Config& c = doc->config;
+  XB_RETURN_IF_ERROR(CheckServer(c.server));
+  XB_RETURN_IF_ERROR(CheckTelemetry(&c.telemetry, env));
+  XB_RETURN_IF_ERROR(CheckDatabase(c.database));
+  XB_RETURN_IF_ERROR(CheckPublishing(c.publishing, c.database));
+  XB_RETURN_IF_ERROR(CheckStreams(c.streams));
+  XB_RETURN_IF_ERROR(CheckRetention(c.retention));
+  XB_RETURN_IF_ERROR(CheckAuth(*doc));
+  XB_RETURN_IF_ERROR(CheckChains(c.chains));
+  XB_RETURN_IF_ERROR(
+      CheckRange("validation.max_scw_cache_entries", c.validation.max_scw_cache_entries, 1, kNoMax));
+  XB_RETURN_IF_ERROR(CheckLimits(c.limits));
+  XB_RETURN_IF_ERROR(CheckMls(c.mls));
+  if (c.push.has_value()) {
+    XB_RETURN_IF_ERROR(CheckPush(*c.push));
+  }
+  if (c.attachments.has_value()) {
+    XB_RETURN_IF_ERROR(CheckAttachments(*c.attachments));
+  }
+  return Status::Ok();
+}
+
+}  // namespace xb::config

@@ -1,0 +1,606 @@
+// The only translation unit that sees toml++. It is compiled header-only with TOML_EXCEPTIONS=0
+// (see CMakeLists.txt): parse returns a toml::parse_result and nothing here can throw.
+#include "config/document.h"
+
+#include <toml++/toml.h>
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "config/config_error.h"
+#include "config/unicode.h"
+
+namespace xb::config {
+namespace {
+
+constexpr std::string_view kEnvPrefix = "env:";
+
+// implements: CONF section 1.3 (env:NAME indirection). Walks the whole document once, before
+// any section is read: every string value anywhere (nested and inline tables, array elements,
+// map values) that starts with "env:" is replaced by the variable's contents. Table keys are
+// never touched, and a replacement is not looked at again (no recursion).
+Status ResolveEnv(toml::node& node, const std::string& path, const EnvLookup& env,
+                  std::set<std::string>* resolved) {
+  if (toml::table* table = node.as_table()) {
+    for (auto&& [key, value] : *table) {
+      XB_RETURN_IF_ERROR(ResolveEnv(value, JoinKey(path, key.str()), env, resolved));
+    }
+    return Status::Ok();
+  }
+  if (toml::array* array = node.as_array()) {
+    for (size_t i = 0; i < array->size(); ++i) {
+      XB_RETURN_IF_ERROR(ResolveEnv(*array->get(i), JoinIndex(path, i), env, resolved));
+    }
+    return Status::Ok();
+  }
+  toml::value<std::string>* string = node.as_string();
+  if (string == nullptr || std::string_view(string->get()).substr(0, kEnvPrefix.size()) !=
+                               kEnvPrefix) {
+    return Status::Ok();
+  }
+  std::string name = string->get().substr(kEnvPrefix.size());
+  if (name.empty()) {
+    return ConfigError(path, "env: names no environment variable");
+  }
+  // A name that no environment can hold is reported without echoing it.
+  for (char c : name) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte <= 0x20 || byte >= 0x7F || c == '=') {
+      return ConfigError(path, "env: names an invalid environment variable name");
+    }
+  }
+  std::optional<std::string> value = env(name);
+  // A value that is not valid UTF-8 counts as missing (CONF 1.3, [unconfirmed]).
+  if (!value.has_value() || !IsValidUtf8(*value)) {
+    return ConfigError(path, "environment variable " + name + " is not available");
+  }
+  string->get() = std::move(*value);
+  resolved->insert(path);
+  return Status::Ok();
+}
+
+// Reads the keys of one table and remembers which it was asked about, so that Finish() can name
+// the first key no reader knows (spec/CONF.md section 1.2, unknown keys). A reader over an absent
+// table answers "absent" to every key.
+class TableReader {
+ public:
+  TableReader(const toml::table* table, std::string path)
+      : table_(table), path_(std::move(path)) {}
+
+  bool present() const { return table_ != nullptr; }
+  std::string KeyPath(std::string_view key) const { return JoinKey(path_, key); }
+
+  const toml::node* Get(std::string_view key) {
+    known_.insert(std::string(key));
+    return table_ == nullptr ? nullptr : table_->get(key);
+  }
+
+  Status String(std::string_view key, std::string* out) {
+    const toml::node* node = Get(key);
+    if (node == nullptr) {
+      return Status::Ok();
+    }
+    if (!node->is_string()) {
+      return ConfigError(KeyPath(key), "must be a string");
+    }
+    *out = node->as_string()->get();
+    return Status::Ok();
+  }
+
+  Status RequiredString(std::string_view key, std::string* out) {
+    if (table_ == nullptr || table_->get(key) == nullptr) {
+      known_.insert(std::string(key));
+      return ConfigError(KeyPath(key), "required key is missing");
+    }
+    return String(key, out);
+  }
+
+  Status OptString(std::string_view key, std::optional<std::string>* out) {
+    if (table_ != nullptr && table_->get(key) != nullptr) {
+      out->emplace();
+      return String(key, &**out);
+    }
+    known_.insert(std::string(key));
+    return Status::Ok();
+  }
+
+  Status Bool(std::string_view key, bool* out) {
+    const toml::node* node = Get(key);
+    if (node == nullptr) {
+      return Status::Ok();
+    }
+    if (!node->is_boolean()) {
+      return ConfigError(KeyPath(key), "must be a boolean");
+    }
+    *out = node->as_boolean()->get();
+    return Status::Ok();
+  }
+
+  Status OptBool(std::string_view key, std::optional<bool>* out) {
+    const toml::node* node = Get(key);
+    if (node == nullptr) {
+      return Status::Ok();
+    }
+    if (!node->is_boolean()) {
+      return ConfigError(KeyPath(key), "must be a boolean");
+    }
+    *out = node->as_boolean()->get();
+    return Status::Ok();
+  }
+
+  // A TOML integer, kept as written (any sign); nullopt when absent.
+  Status Int(std::string_view key, std::optional<int64_t>* out) {
+    const toml::node* node = Get(key);
+    if (node == nullptr) {
+      return Status::Ok();
+    }
+    if (!node->is_integer()) {
+      return ConfigError(KeyPath(key), "must be an integer");
+    }
+    *out = node->as_integer()->get();
+    return Status::Ok();
+  }
+
+  // A TOML integer that the field of type T can hold. Every such key's range starts at 0 or 1,
+  // so a negative value is out of range (CONF 1.2); so is one above T's maximum. The key's own
+  // range is checked later (checks.h).
+  template <typename T>
+  Status Unsigned(std::string_view key, T* out) {
+    std::optional<int64_t> value;
+    XB_RETURN_IF_ERROR(Int(key, &value));
+    if (value.has_value()) {
+      XB_RETURN_IF_ERROR(ToUnsigned(KeyPath(key), *value, out));
+    }
+    return Status::Ok();
+  }
+
+  Status OptUnsigned(std::string_view key, std::optional<uint64_t>* out) {
+    std::optional<int64_t> value;
+    XB_RETURN_IF_ERROR(Int(key, &value));
+    if (value.has_value()) {
+      out->emplace();
+      XB_RETURN_IF_ERROR(ToUnsigned(KeyPath(key), *value, &**out));
+    }
+    return Status::Ok();
+  }
+
+  // A float or an integer (telemetry.sample_ratio, CONF 1.2 [unconfirmed]).
+  Status Number(std::string_view key, double* out) {
+    const toml::node* node = Get(key);
+    if (node == nullptr) {
+      return Status::Ok();
+    }
+    if (node->is_floating_point()) {
+      *out = node->as_floating_point()->get();
+    } else if (node->is_integer()) {
+      *out = static_cast<double>(node->as_integer()->get());
+    } else {
+      return ConfigError(KeyPath(key), "must be a number");
+    }
+    return Status::Ok();
+  }
+
+  Status StringArray(std::string_view key, std::optional<std::vector<std::string>>* out) {
+    const toml::node* node = Get(key);
+    if (node == nullptr) {
+      return Status::Ok();
+    }
+    const toml::array* array = node->as_array();
+    if (array == nullptr) {
+      return ConfigError(KeyPath(key), "must be an array of strings");
+    }
+    out->emplace();
+    for (size_t i = 0; i < array->size(); ++i) {
+      const toml::node* element = array->get(i);
+      if (!element->is_string()) {
+        return ConfigError(JoinIndex(KeyPath(key), i), "must be a string");
+      }
+      (*out)->push_back(element->as_string()->get());
+    }
+    return Status::Ok();
+  }
+
+  // A table of name to string. *present tells whether the key was written.
+  Status StringMap(std::string_view key, std::map<std::string, std::string>* out,
+                   bool* present = nullptr) {
+    XB_ASSIGN_OR_RETURN(const toml::table* table, Table(key));
+    if (present != nullptr) {
+      *present = table != nullptr;
+    }
+    if (table == nullptr) {
+      return Status::Ok();
+    }
+    for (auto&& [name, value] : *table) {
+      if (!value.is_string()) {
+        return ConfigError(JoinKey(KeyPath(key), name.str()), "must be a string");
+      }
+      (*out)[std::string(name.str())] = value.as_string()->get();
+    }
+    return Status::Ok();
+  }
+
+  // A sub-table (standard or inline); nullptr when absent.
+  Result<const toml::table*> Table(std::string_view key) {
+    const toml::node* node = Get(key);
+    if (node == nullptr) {
+      return static_cast<const toml::table*>(nullptr);
+    }
+    if (!node->is_table()) {
+      return ConfigError(KeyPath(key), "must be a table");
+    }
+    return node->as_table();
+  }
+
+  // An array whose elements are all tables (`[[key]]` or an array of inline tables).
+  Result<const toml::array*> TableArray(std::string_view key) {
+    const toml::node* node = Get(key);
+    if (node == nullptr) {
+      return static_cast<const toml::array*>(nullptr);
+    }
+    const toml::array* array = node->as_array();
+    if (array == nullptr) {
+      return ConfigError(KeyPath(key), "must be an array of tables");
+    }
+    for (size_t i = 0; i < array->size(); ++i) {
+      if (!array->get(i)->is_table()) {
+        return ConfigError(JoinIndex(KeyPath(key), i), "must be a table");
+      }
+    }
+    return array;
+  }
+
+  // implements: CONF section 1.2 (unknown keys fail startup, naming the key path).
+  Status Finish() const {
+    if (table_ == nullptr) {
+      return Status::Ok();
+    }
+    for (auto&& [key, value] : *table_) {
+      if (known_.find(key.str()) == known_.end()) {
+        return ConfigError(KeyPath(key.str()), "unknown key");
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  template <typename T>
+  static Status ToUnsigned(const std::string& path, int64_t value, T* out) {
+    if (value < 0 || static_cast<uint64_t>(value) > std::numeric_limits<T>::max()) {
+      return ConfigError(path, "out of range");
+    }
+    *out = static_cast<T>(value);
+    return Status::Ok();
+  }
+
+  const toml::table* table_;
+  std::string path_;
+  std::set<std::string, std::less<>> known_;
+};
+
+// A reader for the sub-table `key` of `parent`.
+Result<TableReader> SubReader(TableReader& parent, std::string_view key) {
+  XB_ASSIGN_OR_RETURN(const toml::table* table, parent.Table(key));
+  return TableReader(table, parent.KeyPath(key));
+}
+
+Status ReadServer(TableReader& r, ServerConfig* s) {
+  XB_RETURN_IF_ERROR(r.RequiredString("identifier", &s->identifier));
+  XB_RETURN_IF_ERROR(r.OptString("min_libxmtp_version", &s->min_libxmtp_version));
+  XB_RETURN_IF_ERROR(r.String("listen", &s->listen));
+  std::optional<std::string> level;
+  XB_RETURN_IF_ERROR(r.OptString("log_level", &level));
+  if (level.has_value()) {
+    std::optional<LogLevel> parsed = ParseLogLevel(*level);
+    if (!parsed.has_value()) {
+      return ConfigError(r.KeyPath("log_level"),
+                         "must be one of off, error, warn, info, debug, trace");
+    }
+    s->log_level = *parsed;
+  }
+  std::optional<std::string> format;
+  XB_RETURN_IF_ERROR(r.OptString("log_format", &format));
+  if (format.has_value()) {
+    if (*format == "text") {
+      s->log_format = LogFormat::kText;
+    } else if (*format == "json") {
+      s->log_format = LogFormat::kJson;
+    } else {
+      return ConfigError(r.KeyPath("log_format"), "must be one of text, json");
+    }
+  }
+  XB_RETURN_IF_ERROR(r.Bool("request_logger", &s->request_logger));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_drain_duration_ms", &s->max_drain_duration_ms));
+  // [server.tls]: our extension (DECISIONS.md, Native TLS); both files required.
+  XB_ASSIGN_OR_RETURN(TableReader tls, SubReader(r, "tls"));
+  if (tls.present()) {
+    s->tls.emplace();
+    XB_RETURN_IF_ERROR(tls.RequiredString("cert_file", &s->tls->cert_file));
+    XB_RETURN_IF_ERROR(tls.RequiredString("key_file", &s->tls->key_file));
+    XB_RETURN_IF_ERROR(tls.Finish());
+  }
+  return r.Finish();
+}
+
+Status ReadTelemetry(TableReader& r, TelemetryConfig* t) {
+  XB_RETURN_IF_ERROR(r.String("metrics_listen", &t->metrics_listen));
+  XB_RETURN_IF_ERROR(r.OptString("otlp_endpoint", &t->otlp_endpoint));
+  XB_RETURN_IF_ERROR(r.Bool("otlp_logs", &t->otlp_logs));
+  XB_RETURN_IF_ERROR(r.String("service_name", &t->service_name));
+  XB_RETURN_IF_ERROR(r.Number("sample_ratio", &t->sample_ratio));
+  XB_RETURN_IF_ERROR(r.StringMap("resource_attributes", &t->resource_attributes));
+  return r.Finish();
+}
+
+Status ReadDatabase(TableReader& r, DatabaseConfig* d) {
+  XB_RETURN_IF_ERROR(r.RequiredString("url", &d->url));
+  XB_RETURN_IF_ERROR(r.OptString("replica_url", &d->replica_url));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_connections", &d->max_connections));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_statement_timeout_ms", &d->max_statement_timeout_ms));
+  return r.Finish();
+}
+
+Status ReadPublishing(TableReader& r, PublishingConfig* p) {
+  XB_RETURN_IF_ERROR(r.Unsigned("max_publish_duration_ms", &p->max_publish_duration_ms));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_barrier_wait_ms", &p->max_barrier_wait_ms));
+  return r.Finish();
+}
+
+Status ReadStreams(TableReader& r, StreamsConfig* s) {
+  XB_RETURN_IF_ERROR(r.Unsigned("poll_interval_ms", &s->poll_interval_ms));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_gap_ranges", &s->max_gap_ranges));
+  XB_RETURN_IF_ERROR(r.Unsigned("keepalive_interval_ms", &s->keepalive_interval_ms));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_pong_wait_ms", &s->max_pong_wait_ms));
+  return r.Finish();
+}
+
+Status ReadRetention(TableReader& r, RetentionConfig* c) {
+  XB_RETURN_IF_ERROR(r.Unsigned("group_message_seconds", &c->group_message_seconds));
+  XB_RETURN_IF_ERROR(r.Unsigned("welcome_seconds", &c->welcome_seconds));
+  XB_RETURN_IF_ERROR(r.Unsigned("key_package_seconds", &c->key_package_seconds));
+  return r.Finish();
+}
+
+// Converts an [auth] integer once the table is known to be enabled.
+Status AuthUnsigned(const TableReader& r, std::string_view key, std::optional<int64_t> value,
+                    uint64_t* out) {
+  if (!value.has_value()) {
+    return Status::Ok();
+  }
+  if (*value < 0) {
+    return ConfigError(r.KeyPath(key), "out of range");
+  }
+  *out = static_cast<uint64_t>(*value);
+  return Status::Ok();
+}
+
+// implements: CONF-005, CONF-066. The document-wide rules (env:, unknown keys, TOML types) apply
+// to the whole table whatever `enabled` says; everything else, including required inline-key
+// fields and the sign of integers, only while it is true. A disabled table leaves AuthConfig at
+// its defaults: nothing of it is enforced or published (CONF-068).
+Status ReadAuth(TableReader& r, ParsedDocument* doc) {
+  std::optional<bool> enabled;
+  XB_RETURN_IF_ERROR(r.OptBool("enabled", &enabled));
+  if (!enabled.has_value()) {
+    return ConfigError(r.KeyPath("enabled"), "required when an [auth] table is present");
+  }
+  AuthConfig auth;
+  auth.enabled = *enabled;
+  XB_RETURN_IF_ERROR(r.OptString("jwks_url", &auth.jwks_url));
+  XB_ASSIGN_OR_RETURN(const toml::array* keys, r.TableArray("keys"));
+  if (keys != nullptr) {
+    doc->auth_keys_present = true;
+    for (size_t i = 0; i < keys->size(); ++i) {
+      TableReader entry(keys->get(i)->as_table(), JoinIndex(r.KeyPath("keys"), i));
+      InlineKey key;
+      if (auth.enabled) {
+        XB_RETURN_IF_ERROR(entry.RequiredString("kid", &key.kid));
+        XB_RETURN_IF_ERROR(entry.RequiredString("alg", &key.alg));
+        XB_RETURN_IF_ERROR(entry.RequiredString("public_key", &key.public_key));
+      } else {
+        XB_RETURN_IF_ERROR(entry.String("kid", &key.kid));
+        XB_RETURN_IF_ERROR(entry.String("alg", &key.alg));
+        XB_RETURN_IF_ERROR(entry.String("public_key", &key.public_key));
+      }
+      XB_RETURN_IF_ERROR(entry.Finish());
+      auth.keys.push_back(std::move(key));
+    }
+  }
+  XB_RETURN_IF_ERROR(r.StringMap("api_keys", &auth.api_keys, &doc->auth_api_keys_present));
+  XB_RETURN_IF_ERROR(r.StringArray("audiences", &auth.audiences));
+  XB_RETURN_IF_ERROR(r.StringArray("issuers", &auth.issuers));
+  std::optional<std::vector<std::string>> scopes;
+  XB_RETURN_IF_ERROR(r.StringArray("required_scopes", &scopes));
+  if (scopes.has_value()) {
+    auth.required_scopes = std::move(*scopes);
+  }
+  std::optional<int64_t> leeway;
+  std::optional<int64_t> refresh;
+  std::optional<int64_t> max_stale;
+  XB_RETURN_IF_ERROR(r.Int("leeway_seconds", &leeway));
+  XB_RETURN_IF_ERROR(r.Int("jwks_refresh_seconds", &refresh));
+  XB_RETURN_IF_ERROR(r.Int("jwks_max_stale_seconds", &max_stale));
+  XB_RETURN_IF_ERROR(r.Finish());
+  if (!auth.enabled) {
+    doc->config.auth = AuthConfig{};
+    doc->auth_keys_present = false;
+    doc->auth_api_keys_present = false;
+    return Status::Ok();
+  }
+  XB_RETURN_IF_ERROR(AuthUnsigned(r, "leeway_seconds", leeway, &auth.leeway_seconds));
+  XB_RETURN_IF_ERROR(AuthUnsigned(r, "jwks_refresh_seconds", refresh, &auth.jwks_refresh_seconds));
+  XB_RETURN_IF_ERROR(
+      AuthUnsigned(r, "jwks_max_stale_seconds", max_stale, &auth.jwks_max_stale_seconds));
+  doc->config.auth = std::move(auth);
+  return Status::Ok();
+}
+
+Status ReadChains(TableReader& r, std::map<std::string, std::string>* chains) {
+  // Every key is a chain id; their form is checked with the section 3 checks.
+  return r.StringMap("chains", chains);
+}
+
+Status ReadValidation(TableReader& r, ValidationConfig* v) {
+  XB_RETURN_IF_ERROR(r.Unsigned("max_scw_cache_entries", &v->max_scw_cache_entries));
+  return r.Finish();
+}
+
+Status ReadLimits(TableReader& r, LimitsConfig* l) {
+  XB_RETURN_IF_ERROR(r.Unsigned("max_envelope_bytes", &l->max_envelope_bytes));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_request_bytes", &l->max_request_bytes));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_response_bytes", &l->max_response_bytes));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_publish_topics", &l->max_publish_topics));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_query_topics", &l->max_query_topics));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_query_limit", &l->max_query_limit));
+  XB_RETURN_IF_ERROR(r.Unsigned("default_query_limit", &l->default_query_limit));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_newest_metadata_topics", &l->max_newest_metadata_topics));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_newest_full_topics", &l->max_newest_full_topics));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_update_adds", &l->max_update_adds));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_update_removes", &l->max_update_removes));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_stream_topics", &l->max_stream_topics));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_static_topics", &l->max_static_topics));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_lookup_identifiers", &l->max_lookup_identifiers));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_scw_signatures", &l->max_scw_signatures));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_identity_entries", &l->max_identity_entries));
+  XB_RETURN_IF_ERROR(
+      r.Unsigned("max_update_frames_per_second", &l->max_update_frames_per_second));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_update_burst", &l->max_update_burst));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_ping_frames_per_second", &l->max_ping_frames_per_second));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_ping_burst", &l->max_ping_burst));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_http2_streams", &l->max_http2_streams));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_push_topics", &l->max_push_topics));
+  return r.Finish();
+}
+
+Status ReadMls(TableReader& r, MlsConfig* m) {
+  XB_RETURN_IF_ERROR(r.Unsigned("max_group_members", &m->max_group_members));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_installations_per_inbox", &m->max_installations_per_inbox));
+  XB_RETURN_IF_ERROR(r.Bool("commit_log_enabled", &m->commit_log_enabled));
+  return r.Finish();
+}
+
+Status ReadPush(TableReader& r, PushConfig* p) {
+  XB_RETURN_IF_ERROR(r.Unsigned("recipient_ttl_seconds", &p->recipient_ttl_seconds));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_attempts", &p->max_attempts));
+  XB_ASSIGN_OR_RETURN(TableReader apns, SubReader(r, "apns"));
+  if (apns.present()) {
+    ApnsConfig& a = p->apns.emplace();
+    XB_RETURN_IF_ERROR(apns.RequiredString("key", &a.key));
+    XB_RETURN_IF_ERROR(apns.RequiredString("key_id", &a.key_id));
+    XB_RETURN_IF_ERROR(apns.RequiredString("team_id", &a.team_id));
+    XB_RETURN_IF_ERROR(apns.RequiredString("bundle_id", &a.bundle_id));
+    XB_RETURN_IF_ERROR(apns.RequiredString("environment", &a.environment));
+    XB_RETURN_IF_ERROR(apns.Finish());
+  }
+  XB_ASSIGN_OR_RETURN(TableReader fcm, SubReader(r, "fcm"));
+  if (fcm.present()) {
+    XB_RETURN_IF_ERROR(fcm.RequiredString("service_account", &p->fcm.emplace().service_account));
+    XB_RETURN_IF_ERROR(fcm.Finish());
+  }
+  XB_ASSIGN_OR_RETURN(TableReader http, SubReader(r, "http"));
+  if (http.present()) {
+    HttpPushConfig& h = p->http.emplace();
+    XB_RETURN_IF_ERROR(http.StringArray("allowed_domains", &h.allowed_domains));
+    XB_RETURN_IF_ERROR(http.Bool("allow_private_addresses", &h.allow_private_addresses));
+    XB_RETURN_IF_ERROR(http.Finish());
+  }
+  return r.Finish();
+}
+
+// [attachments]: base_url and the S3 target with its credentials are required whenever the
+// section is present (CONF 2.13 [unconfirmed]; ATTACH.md section 2 makes them required). The
+// credentials table accepts `kind` and string fields; which fields a kind takes is a section 3
+// check (ATCH-073), since it depends on the kind.
+Status ReadAttachments(TableReader& r, AttachmentsConfig* a) {
+  XB_RETURN_IF_ERROR(r.RequiredString("base_url", &a->base_url));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_upload_bytes", &a->max_upload_bytes));
+  XB_RETURN_IF_ERROR(r.OptUnsigned("retention_seconds", &a->retention_seconds));
+  XB_ASSIGN_OR_RETURN(TableReader target, SubReader(r, "target"));
+  XB_ASSIGN_OR_RETURN(TableReader s3, SubReader(target, "S3"));
+  if (!s3.present()) {
+    return ConfigError(target.KeyPath("S3"), "required table is missing");
+  }
+  XB_RETURN_IF_ERROR(s3.RequiredString("endpoint", &a->s3.endpoint));
+  XB_RETURN_IF_ERROR(s3.RequiredString("region", &a->s3.region));
+  XB_RETURN_IF_ERROR(s3.RequiredString("bucket", &a->s3.bucket));
+  XB_RETURN_IF_ERROR(s3.String("key_prefix", &a->s3.key_prefix));
+  XB_RETURN_IF_ERROR(s3.Unsigned("presign_ttl_seconds", &a->s3.presign_ttl_seconds));
+  XB_ASSIGN_OR_RETURN(const toml::table* credentials, s3.Table("credentials"));
+  std::string credentials_path = s3.KeyPath("credentials");
+  if (credentials == nullptr) {
+    return ConfigError(JoinKey(credentials_path, "kind"), "required key is missing");
+  }
+  TableReader creds(credentials, credentials_path);
+  XB_RETURN_IF_ERROR(creds.RequiredString("kind", &a->s3.credentials.kind));
+  for (auto&& [name, value] : *credentials) {
+    if (name.str() == "kind") {
+      continue;
+    }
+    if (!value.is_string()) {
+      return ConfigError(JoinKey(credentials_path, name.str()), "must be a string");
+    }
+    a->s3.credentials.fields[std::string(name.str())] = value.as_string()->get();
+  }
+  XB_RETURN_IF_ERROR(s3.Finish());
+  XB_RETURN_IF_ERROR(target.Finish());
+  return r.Finish();
+}
+
+}  // namespace
+
+Result<ParsedDocument> ReadDocument(const std::string& toml_text, const EnvLookup& env) {
+  toml::parse_result parsed = toml::parse(std::string_view(toml_text));
+  if (!parsed) {
+    // CONF 1.4: a syntax error reports its line and column only, never the description (which
+    // can quote the source) and never the line itself.
+    const toml::source_position& at = parsed.error().source().begin;
+    return InvalidArgument("configuration is invalid: TOML syntax error at line " +
+                           std::to_string(at.line) + ", column " + std::to_string(at.column));
+  }
+  toml::table& root_table = parsed.table();
+
+  ParsedDocument doc;
+  XB_RETURN_IF_ERROR(ResolveEnv(root_table, "", env, &doc.env_resolved));
+
+  Config& c = doc.config;
+  TableReader root(&root_table, "");
+  XB_ASSIGN_OR_RETURN(TableReader server, SubReader(root, "server"));
+  XB_RETURN_IF_ERROR(ReadServer(server, &c.server));
+  XB_ASSIGN_OR_RETURN(TableReader telemetry, SubReader(root, "telemetry"));
+  XB_RETURN_IF_ERROR(ReadTelemetry(telemetry, &c.telemetry));
+  XB_ASSIGN_OR_RETURN(TableReader database, SubReader(root, "database"));
+  XB_RETURN_IF_ERROR(ReadDatabase(database, &c.database));
+  XB_ASSIGN_OR_RETURN(TableReader publishing, SubReader(root, "publishing"));
+  XB_RETURN_IF_ERROR(ReadPublishing(publishing, &c.publishing));
+  XB_ASSIGN_OR_RETURN(TableReader streams, SubReader(root, "streams"));
+  XB_RETURN_IF_ERROR(ReadStreams(streams, &c.streams));
+  XB_ASSIGN_OR_RETURN(TableReader retention, SubReader(root, "retention"));
+  XB_RETURN_IF_ERROR(ReadRetention(retention, &c.retention));
+  XB_ASSIGN_OR_RETURN(TableReader auth, SubReader(root, "auth"));
+  if (auth.present()) {
+    XB_RETURN_IF_ERROR(ReadAuth(auth, &doc));
+  }
+  XB_RETURN_IF_ERROR(ReadChains(root, &c.chains));
+  XB_ASSIGN_OR_RETURN(TableReader validation, SubReader(root, "validation"));
+  XB_RETURN_IF_ERROR(ReadValidation(validation, &c.validation));
+  XB_ASSIGN_OR_RETURN(TableReader limits, SubReader(root, "limits"));
+  XB_RETURN_IF_ERROR(ReadLimits(limits, &c.limits));
+  XB_ASSIGN_OR_RETURN(TableReader mls, SubReader(root, "mls"));
+  XB_RETURN_IF_ERROR(ReadMls(mls, &c.mls));
+  XB_ASSIGN_OR_RETURN(TableReader push, SubReader(root, "push"));
+  if (push.present()) {
+    XB_RETURN_IF_ERROR(ReadPush(push, &c.push.emplace()));
+  }
+  XB_ASSIGN_OR_RETURN(TableReader attachments, SubReader(root, "attachments"));
+  if (attachments.present()) {
+    XB_RETURN_IF_ERROR(ReadAttachments(attachments, &c.attachments.emplace()));
+  }
+  // Everything else at the top level, [[application_components]] included (CONF 2.15).
+  XB_RETURN_IF_ERROR(root.Finish());
+  return doc;
+}
+
+}  // namespace xb::config

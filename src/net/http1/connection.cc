@@ -1,0 +1,296 @@
+#include "net/http1/connection.h"
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <cctype>
+
+namespace xb::net::http1 {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+
+namespace {
+
+constexpr size_t kReadChunk = 32 * 1024;
+constexpr size_t kBodyChunk = 64 * 1024;
+constexpr size_t kMaxHeaderBytes = 16 * 1024;
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+std::string_view ReasonPhrase(int status) {
+  switch (status) {
+    case 200:
+      return "OK";
+    case 204:
+      return "No Content";
+    case 400:
+      return "Bad Request";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 413:
+      return "Payload Too Large";
+    case 415:
+      return "Unsupported Media Type";
+    default:
+      return "Status";
+  }
+}
+
+void AppendHead(std::string& out, const ResponseHead& head) {
+  out += "HTTP/1.1 ";
+  out += std::to_string(head.status);
+  out += ' ';
+  out += ReasonPhrase(head.status);
+  out += "\r\n";
+  for (const auto& h : head.headers) {
+    out += h.name;
+    out += ": ";
+    out += h.value;
+    out += "\r\n";
+  }
+}
+
+char HexDigit(size_t v) { return "0123456789abcdef"[v & 15]; }
+
+void AppendChunkSize(std::string& out, size_t n) {
+  char buf[20];
+  int len = 0;
+  do {
+    buf[len++] = HexDigit(n);
+    n >>= 4;
+  } while (n != 0);
+  while (len > 0) {
+    out.push_back(buf[--len]);
+  }
+  out += "\r\n";
+}
+
+}  // namespace
+
+Connection::Connection(std::unique_ptr<ByteStream> stream, ExchangeFactory& factory,
+                       Options options)
+    : stream_(std::move(stream)),
+      factory_(factory),
+      options_(options),
+      wake_timer_(stream_->executor()) {}
+
+void Connection::Close() {
+  closed_ = true;
+  stream_->Close();
+  wake_timer_.cancel();
+}
+
+void Connection::GracefulClose() {
+  closing_ = true;
+  if (!busy_) {
+    Close();
+  }
+}
+
+asio::awaitable<void> Connection::WaitForWake() {
+  if (!wake_pending_) {
+    wake_timer_.expires_at(asio::steady_timer::time_point::max());
+    boost::system::error_code ec;
+    co_await wake_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  wake_pending_ = false;
+}
+
+asio::awaitable<bool> Connection::WriteResponse(Exchange& exchange, bool keep_alive) {
+  while (exchange.head() == nullptr && !closed_) {
+    co_await WaitForWake();
+  }
+  if (closed_) {
+    co_return false;
+  }
+  std::string out;
+  boost::system::error_code ec;
+  if (!exchange.streaming()) {
+    while (!exchange.body_complete() && !closed_) {
+      co_await WaitForWake();
+    }
+    if (closed_) {
+      co_return false;
+    }
+    AppendHead(out, *exchange.head());
+    const size_t n = exchange.pending_body();
+    out += "content-length: ";
+    out += std::to_string(n);
+    out += keep_alive ? "\r\n\r\n" : "\r\nconnection: close\r\n\r\n";
+    const size_t at = out.size();
+    out.resize(at + n);
+    exchange.PullBody(out.data() + at, n);
+    co_await stream_->WriteAll(asio::buffer(out), ec);
+    co_return !ec;
+  }
+  AppendHead(out, *exchange.head());
+  out += keep_alive ? "transfer-encoding: chunked\r\n\r\n"
+                    : "transfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+  while (true) {
+    const size_t n = exchange.pending_body();
+    if (n > 0) {
+      AppendChunkSize(out, n);
+      const size_t at = out.size();
+      out.resize(at + n);
+      exchange.PullBody(out.data() + at, n);
+      out += "\r\n";
+    }
+    const bool done = exchange.body_complete() && exchange.pending_body() == 0;
+    if (done) {
+      out += "0\r\n\r\n";
+    }
+    if (!out.empty()) {
+      co_await stream_->WriteAll(asio::buffer(out), ec);
+      out.clear();
+      if (ec) {
+        co_return false;
+      }
+    }
+    if (done) {
+      co_return true;
+    }
+    if (closed_) {
+      co_return false;
+    }
+    co_await WaitForWake();
+  }
+}
+
+asio::awaitable<void> Connection::Run(std::string initial) {
+  auto self = shared_from_this();
+  std::string input = std::move(initial);
+  std::vector<char> read_buffer(kReadChunk);
+  std::vector<char> body_buffer(kBodyChunk);
+  boost::system::error_code ec;
+
+  // Reads more input into `input`; false at end of stream.
+  auto read_more = [&]() -> asio::awaitable<bool> {
+    const size_t n = co_await stream_->ReadSome(asio::buffer(read_buffer), ec);
+    if (ec || closed_) {
+      co_return false;
+    }
+    input.append(read_buffer.data(), n);
+    co_return true;
+  };
+
+  while (!closed_) {
+    http::request_parser<http::buffer_body> parser;
+    parser.header_limit(kMaxHeaderBytes);
+    parser.body_limit(options_.max_body_bytes);
+    parser.eager(true);
+
+    // Header.
+    bool failed = false;
+    while (!parser.is_header_done()) {
+      if (input.empty() && !co_await read_more()) {
+        failed = true;
+        break;
+      }
+      boost::beast::error_code pec;
+      const size_t used = parser.put(asio::buffer(input), pec);
+      input.erase(0, used);
+      if (pec == http::error::need_more) {
+        if (!co_await read_more()) {
+          failed = true;
+          break;
+        }
+        continue;
+      }
+      if (pec) {
+        failed = true;
+        break;
+      }
+    }
+    if (failed) {
+      break;
+    }
+
+    busy_ = true;
+    RequestHead head;
+    head.version = HttpVersion::kHttp1;
+    const auto& req = parser.get();
+    head.method = std::string(req.method_string());
+    head.path = std::string(req.target());
+    for (const auto& field : req) {
+      head.headers.push_back(Header{Lower(field.name_string()), std::string(field.value())});
+    }
+    const bool keep_alive = req.keep_alive();
+
+    std::weak_ptr<Connection> weak = weak_from_this();
+    auto exchange = factory_.Start(std::move(head), stream_->executor(), [weak] {
+      if (auto c = weak.lock()) {
+        c->wake_pending_ = true;
+        c->wake_timer_.cancel();
+      }
+    });
+
+    // Body: streamed into the exchange in chunks. A response that completes early (an error
+    // found in the first frame) is sent at once and the connection closed after it.
+    bool early = false;
+    while (!parser.is_done()) {
+      if (exchange->head() != nullptr && exchange->body_complete()) {
+        early = true;
+        break;
+      }
+      auto& body = parser.get().body();
+      body.data = body_buffer.data();
+      body.size = body_buffer.size();
+      boost::beast::error_code pec;
+      size_t used = 0;
+      if (!input.empty()) {
+        used = parser.put(asio::buffer(input), pec);
+        input.erase(0, used);
+      } else {
+        pec = http::error::need_more;
+      }
+      const size_t got = body_buffer.size() - parser.get().body().size;
+      if (got > 0) {
+        exchange->OnRequestBody(std::string_view(body_buffer.data(), got));
+      }
+      if (pec == http::error::need_buffer) {
+        continue;
+      }
+      if (pec == http::error::need_more) {
+        if (!co_await read_more()) {
+          failed = true;
+          break;
+        }
+        continue;
+      }
+      if (pec) {
+        failed = true;  // includes body_limit: the connection cannot continue
+        break;
+      }
+    }
+    if (failed) {
+      exchange->OnReset();
+      break;
+    }
+    if (!early) {
+      exchange->OnRequestEnd();
+    }
+    const bool ok = co_await WriteResponse(*exchange, keep_alive && !early);
+    if (!ok) {
+      exchange->OnReset();
+      break;
+    }
+    exchange->OnResponseComplete();
+    busy_ = false;
+    if (!keep_alive || early || closing_) {
+      break;
+    }
+  }
+  stream_->Close();
+}
+
+}  // namespace xb::net::http1

@@ -1,0 +1,49 @@
+// One HTTP/1.1 server connection: requests parsed by Boost.Beast's parser fed from a ByteStream,
+// one request at a time (keep-alive, no pipelining overlap). Used for gRPC-Web and CORS preflight.
+// A streaming exchange is answered with chunked transfer coding as frames are produced; any other
+// exchange is answered once complete, with content-length.
+//
+// Threading: runs on the stream's executor only.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <memory>
+#include <string>
+
+#include "net/byte_stream.h"
+#include "net/connection.h"
+#include "net/exchange.h"
+
+namespace xb::net::http1 {
+
+struct Options {
+  uint64_t max_body_bytes = 0;  // request bodies above this end the connection
+};
+
+class Connection final : public ServerConnection,
+                         public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(std::unique_ptr<ByteStream> stream, ExchangeFactory& factory, Options options);
+
+  // Serves requests until the peer closes or asks to. `initial` holds bytes already read while
+  // sniffing. Suspends.
+  boost::asio::awaitable<void> Run(std::string initial);
+  void Close();
+  void GracefulClose() override;
+
+ private:
+  boost::asio::awaitable<void> WaitForWake();
+  boost::asio::awaitable<bool> WriteResponse(Exchange& exchange, bool keep_alive);
+
+  std::unique_ptr<ByteStream> stream_;
+  ExchangeFactory& factory_;
+  Options options_;
+  boost::asio::steady_timer wake_timer_;
+  bool wake_pending_ = false;
+  bool closed_ = false;
+  bool closing_ = false;  // close after the response in progress
+  bool busy_ = false;     // a request is being served
+};
+
+}  // namespace xb::net::http1

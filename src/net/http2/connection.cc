@@ -1,0 +1,356 @@
+#include "net/http2/connection.h"
+
+#include <nghttp2/nghttp2.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <cstring>
+
+namespace xb::net::http2 {
+
+namespace asio = boost::asio;
+
+struct Connection::Stream {
+  int32_t id = 0;
+  RequestHead head;
+  std::shared_ptr<Exchange> exchange;
+  bool response_submitted = false;
+  bool response_complete = false;
+  bool trailers_submitted = false;
+  std::vector<nghttp2_nv> nv;  // points into exchange's head/trailers, kept alive by exchange
+};
+
+namespace {
+
+constexpr int32_t kStreamWindow = 1 << 20;      // 1 MiB per stream
+constexpr int32_t kConnectionWindow = 16 << 20;  // 16 MiB per connection
+constexpr size_t kWriteChunk = 64 * 1024;
+
+nghttp2_nv MakeNv(const std::string& name, const std::string& value) {
+  return nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
+                    reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(),
+                    value.size(), NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE};
+}
+
+}  // namespace
+
+// nghttp2 callbacks. No exception crosses them (our code does not throw).
+struct Callbacks {
+  static Connection* Self(void* user_data) { return static_cast<Connection*>(user_data); }
+
+  static Connection::Stream* Find(Connection* c, int32_t id) {
+    auto it = c->streams_.find(id);
+    return it == c->streams_.end() ? nullptr : it->second.get();
+  }
+
+  static int OnBeginHeaders(nghttp2_session*, const nghttp2_frame* frame, void* user_data) {
+    if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) {
+      return 0;
+    }
+    auto* c = Self(user_data);
+    auto stream = std::make_unique<Connection::Stream>();
+    stream->id = frame->hd.stream_id;
+    stream->head.version = HttpVersion::kHttp2;
+    c->streams_[frame->hd.stream_id] = std::move(stream);
+    return 0;
+  }
+
+  static int OnHeader(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name,
+                      size_t namelen, const uint8_t* value, size_t valuelen, uint8_t,
+                      void* user_data) {
+    auto* s = Find(Self(user_data), frame->hd.stream_id);
+    if (s == nullptr || s->exchange) {
+      return 0;  // request trailers are ignored
+    }
+    std::string_view n(reinterpret_cast<const char*>(name), namelen);
+    std::string_view v(reinterpret_cast<const char*>(value), valuelen);
+    if (n == ":method") {
+      s->head.method = v;
+    } else if (n == ":path") {
+      s->head.path = v;
+    } else if (!n.empty() && n[0] != ':') {
+      s->head.headers.push_back(Header{std::string(n), std::string(v)});
+    }
+    return 0;
+  }
+
+  static int OnFrameRecv(nghttp2_session*, const nghttp2_frame* frame, void* user_data) {
+    auto* c = Self(user_data);
+    auto* s = Find(c, frame->hd.stream_id);
+    if (s == nullptr) {
+      return 0;
+    }
+    const bool end_stream = frame->hd.flags & NGHTTP2_FLAG_END_STREAM;
+    if (frame->hd.type == NGHTTP2_HEADERS && !s->exchange) {
+      const int32_t id = s->id;
+      std::weak_ptr<Connection> weak = c->weak_from_this();
+      s->exchange = c->factory_.Start(std::move(s->head), c->stream_->executor(), [weak, id] {
+        if (auto conn = weak.lock()) {
+          conn->ResumeStream(id);
+        }
+      });
+      s->head = RequestHead();
+      c->to_resume_.push_back(id);
+    }
+    if (end_stream && s->exchange) {
+      s->exchange->OnRequestEnd();
+    }
+    return 0;
+  }
+
+  static int OnDataChunk(nghttp2_session*, uint8_t, int32_t stream_id, const uint8_t* data,
+                         size_t len, void* user_data) {
+    auto* s = Find(Self(user_data), stream_id);
+    if (s != nullptr && s->exchange) {
+      s->exchange->OnRequestBody(std::string_view(reinterpret_cast<const char*>(data), len));
+    }
+    return 0;
+  }
+
+  static int OnFrameSend(nghttp2_session* session, const nghttp2_frame* frame, void* user_data) {
+    if ((frame->hd.type != NGHTTP2_DATA && frame->hd.type != NGHTTP2_HEADERS) ||
+        !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM)) {
+      return 0;
+    }
+    auto* s = Find(Self(user_data), frame->hd.stream_id);
+    if (s == nullptr || s->response_complete) {
+      return 0;
+    }
+    s->response_complete = true;
+    if (s->exchange) {
+      s->exchange->OnResponseComplete();
+    }
+    // RFC 9113 8.1: a response completed before the request body ended stops the upload.
+    if (!nghttp2_session_get_stream_remote_close(session, frame->hd.stream_id)) {
+      nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, frame->hd.stream_id, NGHTTP2_NO_ERROR);
+    }
+    return 0;
+  }
+
+  static int OnStreamClose(nghttp2_session*, int32_t stream_id, uint32_t, void* user_data) {
+    auto* c = Self(user_data);
+    auto it = c->streams_.find(stream_id);
+    if (it == c->streams_.end()) {
+      return 0;
+    }
+    auto stream = std::move(it->second);
+    c->streams_.erase(it);
+    if (stream->exchange && !stream->response_complete) {
+      stream->exchange->OnReset();
+    }
+    return 0;
+  }
+
+  static ssize_t ReadBody(nghttp2_session* session, int32_t stream_id, uint8_t* buf, size_t length,
+                          uint32_t* data_flags, nghttp2_data_source*, void* user_data) {
+    auto* s = Find(Self(user_data), stream_id);
+    if (s == nullptr || !s->exchange) {
+      return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
+    Exchange& ex = *s->exchange;
+    const size_t n = ex.PullBody(reinterpret_cast<char*>(buf), length);
+    if (ex.pending_body() == 0 && ex.body_complete()) {
+      *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+      const auto& trailers = ex.trailers();
+      if (!trailers.empty() && !s->trailers_submitted) {
+        s->trailers_submitted = true;
+        *data_flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
+        std::vector<nghttp2_nv> nv;
+        nv.reserve(trailers.size());
+        for (const auto& h : trailers) {
+          nv.push_back(MakeNv(h.name, h.value));
+        }
+        // nghttp2 copies the trailer block into its frame queue before this returns.
+        for (auto& n2 : nv) {
+          n2.flags = NGHTTP2_NV_FLAG_NONE;
+        }
+        nghttp2_submit_trailer(session, stream_id, nv.data(), nv.size());
+      }
+      return static_cast<ssize_t>(n);
+    }
+    if (n == 0) {
+      return NGHTTP2_ERR_DEFERRED;
+    }
+    return static_cast<ssize_t>(n);
+  }
+};
+
+Connection::Connection(std::unique_ptr<ByteStream> stream, ExchangeFactory& factory,
+                       Options options)
+    : stream_(std::move(stream)),
+      factory_(factory),
+      options_(options),
+      wake_timer_(stream_->executor()) {}
+
+Connection::~Connection() {
+  if (session_ != nullptr) {
+    nghttp2_session_del(session_);
+  }
+}
+
+void Connection::Close() {
+  if (closed_) {
+    return;
+  }
+  closed_ = true;
+  stream_->Close();
+  Wake();
+}
+
+void Connection::GracefulClose() {
+  if (closed_ || closing_ || session_ == nullptr) {
+    return;
+  }
+  closing_ = true;
+  nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE,
+                        nghttp2_session_get_last_proc_stream_id(session_), NGHTTP2_NO_ERROR,
+                        nullptr, 0);
+  Wake();
+}
+
+void Connection::Wake() {
+  wake_pending_ = true;
+  wake_timer_.cancel();
+}
+
+void Connection::ResumeStream(int32_t stream_id) {
+  to_resume_.push_back(stream_id);
+  Wake();
+}
+
+void Connection::SubmitPendingResponses() {
+  auto ids = std::move(to_resume_);
+  to_resume_.clear();
+  for (int32_t id : ids) {
+    auto it = streams_.find(id);
+    if (it == streams_.end() || !it->second->exchange) {
+      continue;
+    }
+    Stream& s = *it->second;
+    if (s.response_submitted) {
+      nghttp2_session_resume_data(session_, id);
+      continue;
+    }
+    const ResponseHead* head = s.exchange->head();
+    if (head == nullptr) {
+      continue;
+    }
+    s.response_submitted = true;
+    std::string status = std::to_string(head->status);
+    static const std::string kStatusName = ":status";
+    std::vector<nghttp2_nv> nv;
+    nv.reserve(head->headers.size() + 1);
+    nv.push_back(MakeNv(kStatusName, status));
+    nv.back().flags = NGHTTP2_NV_FLAG_NO_COPY_NAME;  // `status` is a local: copy the value
+    for (const auto& h : head->headers) {
+      nv.push_back(MakeNv(h.name, h.value));
+    }
+    nghttp2_data_provider provider{};
+    provider.read_callback = &Callbacks::ReadBody;
+    nghttp2_submit_response(session_, id, nv.data(), nv.size(), &provider);
+  }
+}
+
+void Connection::ResetAllExchanges() {
+  auto streams = std::move(streams_);
+  streams_.clear();
+  for (auto& [id, s] : streams) {
+    if (s->exchange && !s->response_complete) {
+      s->exchange->OnReset();
+    }
+  }
+}
+
+asio::awaitable<void> Connection::Run(std::string initial) {
+  nghttp2_session_callbacks* cbs = nullptr;
+  nghttp2_session_callbacks_new(&cbs);
+  nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, &Callbacks::OnBeginHeaders);
+  nghttp2_session_callbacks_set_on_header_callback(cbs, &Callbacks::OnHeader);
+  nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, &Callbacks::OnFrameRecv);
+  nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, &Callbacks::OnDataChunk);
+  nghttp2_session_callbacks_set_on_frame_send_callback(cbs, &Callbacks::OnFrameSend);
+  nghttp2_session_callbacks_set_on_stream_close_callback(cbs, &Callbacks::OnStreamClose);
+  nghttp2_session_server_new(&session_, cbs, this);
+  nghttp2_session_callbacks_del(cbs);
+
+  const nghttp2_settings_entry settings[] = {
+      {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, options_.max_concurrent_streams},
+      {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, static_cast<uint32_t>(kStreamWindow)},
+  };
+  nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, settings, std::size(settings));
+  nghttp2_session_set_local_window_size(session_, NGHTTP2_FLAG_NONE, 0, kConnectionWindow);
+
+  auto self = shared_from_this();
+  asio::co_spawn(stream_->executor(), WriteLoop(), asio::detached);
+
+  std::string buffer = std::move(initial);
+  std::vector<char> read_buffer(32 * 1024);
+  while (!closed_) {
+    if (!buffer.empty()) {
+      const auto rv = nghttp2_session_mem_recv(
+          session_, reinterpret_cast<const uint8_t*>(buffer.data()), buffer.size());
+      buffer.clear();
+      if (rv < 0) {
+        break;  // protocol error: nghttp2 queued a GOAWAY; the write loop flushes it
+      }
+      Wake();
+    }
+    if (nghttp2_session_want_read(session_) == 0 && nghttp2_session_want_write(session_) == 0) {
+      break;
+    }
+    boost::system::error_code ec;
+    const size_t n = co_await stream_->ReadSome(asio::buffer(read_buffer), ec);
+    if (ec) {
+      break;
+    }
+    buffer.assign(read_buffer.data(), n);
+  }
+  // Let the writer flush a pending GOAWAY before the socket closes.
+  Wake();
+  closed_ = true;
+  ResetAllExchanges();
+}
+
+asio::awaitable<void> Connection::WriteLoop() {
+  auto self = shared_from_this();
+  std::string out;
+  while (true) {
+    SubmitPendingResponses();
+    out.clear();
+    while (out.size() < kWriteChunk) {
+      const uint8_t* data = nullptr;
+      const ssize_t n = nghttp2_session_mem_send(session_, &data);
+      if (n <= 0) {
+        break;
+      }
+      out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
+    }
+    if (!out.empty()) {
+      boost::system::error_code ec;
+      co_await stream_->WriteAll(asio::buffer(out), ec);
+      if (ec) {
+        break;
+      }
+      continue;
+    }
+    if (closed_ || closing_) {
+      break;
+    }
+    if (nghttp2_session_want_read(session_) == 0 && nghttp2_session_want_write(session_) == 0) {
+      break;
+    }
+    if (!wake_pending_ && to_resume_.empty()) {
+      wake_timer_.expires_at(asio::steady_timer::time_point::max());
+      boost::system::error_code ec;
+      co_await wake_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    wake_pending_ = false;
+  }
+  closed_ = true;
+  stream_->Close();
+  ResetAllExchanges();
+}
+
+}  // namespace xb::net::http2

@@ -1,0 +1,67 @@
+// One HTTP/2 server connection (RFC 9113) on nghttp2: the only includer of nghttp2. Each request
+// stream becomes an Exchange; response bodies are pulled from the Exchange through a deferred data
+// provider, so a slow handler never blocks the connection and a slow reader is flow-controlled.
+//
+// Threading: everything runs on the stream's executor; one reader and one writer coroutine.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "net/byte_stream.h"
+#include "net/connection.h"
+#include "net/exchange.h"
+
+struct nghttp2_session;
+
+namespace xb::net::http2 {
+
+struct Options {
+  uint32_t max_concurrent_streams = 100;  // limits.max_http2_streams
+};
+
+class Connection final : public ServerConnection,
+                         public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(std::unique_ptr<ByteStream> stream, ExchangeFactory& factory, Options options);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Serves the connection until either side closes it. `initial` holds bytes already read while
+  // sniffing the protocol (starting with the client preface). Suspends.
+  boost::asio::awaitable<void> Run(std::string initial);
+
+  // Closes the socket; every open exchange is reset.
+  void Close();
+  void GracefulClose() override;
+
+  struct Stream;  // per-stream state, defined in the .cc
+
+ private:
+  friend struct Callbacks;
+
+  boost::asio::awaitable<void> WriteLoop();
+  void Wake();
+  void ResumeStream(int32_t stream_id);
+  void SubmitPendingResponses();
+  void ResetAllExchanges();
+
+  std::unique_ptr<ByteStream> stream_;
+  ExchangeFactory& factory_;
+  Options options_;
+  nghttp2_session* session_ = nullptr;
+  boost::asio::steady_timer wake_timer_;
+  bool wake_pending_ = false;
+  bool closed_ = false;
+  bool closing_ = false;  // GOAWAY sent: close once the output is flushed
+  std::vector<int32_t> to_resume_;
+  std::unordered_map<int32_t, std::unique_ptr<Stream>> streams_;
+};
+
+}  // namespace xb::net::http2

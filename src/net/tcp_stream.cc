@@ -1,0 +1,32 @@
+#include "net/tcp_stream.h"
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+namespace xb::net {
+
+namespace asio = boost::asio;
+
+TcpStream::TcpStream(asio::ip::tcp::socket socket) : socket_(std::move(socket)) {
+  boost::system::error_code ignored;
+  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+}
+
+asio::awaitable<size_t> TcpStream::ReadSome(asio::mutable_buffer buffer,
+                                            boost::system::error_code& ec) {
+  co_return co_await socket_.async_read_some(buffer, asio::redirect_error(asio::use_awaitable, ec));
+}
+
+asio::awaitable<void> TcpStream::WriteAll(asio::const_buffer buffer,
+                                          boost::system::error_code& ec) {
+  co_await asio::async_write(socket_, buffer, asio::redirect_error(asio::use_awaitable, ec));
+}
+
+void TcpStream::Close() {
+  boost::system::error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+}
+
+}  // namespace xb::net

@@ -1,0 +1,288 @@
+#include "rpc/call.h"
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <cstring>
+
+namespace xb::rpc {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// A streaming handler waits above this many queued response bytes (a slow client).
+constexpr size_t kOutboundHighWater = 4 * 1024 * 1024;
+
+const std::string kExposeHeaders = "grpc-status,grpc-message,grpc-status-details-bin,x-request-id";
+
+std::string_view ContentType(Dialect dialect) {
+  switch (dialect) {
+    case Dialect::kGrpc:
+      return "application/grpc";
+    case Dialect::kGrpcWeb:
+      return "application/grpc-web+proto";
+    case Dialect::kGrpcWebText:
+      return "application/grpc-web-text+proto";
+  }
+  return "application/grpc";
+}
+
+}  // namespace
+
+Call::Call(CallOptions options, asio::any_io_executor executor, net::Waker wake)
+    : options_(std::move(options)),
+      executor_(executor),
+      wake_(std::move(wake)),
+      started_at_(Clock::now()),
+      decoder_(options_.max_request_bytes),
+      handler_timer_(executor) {}
+
+Call::~Call() = default;
+
+void Call::EnsureHead() {
+  if (head_ready_) {
+    return;
+  }
+  head_ready_ = true;
+  head_.status = 200;
+  head_.headers.reserve(4);
+  head_.headers.push_back({"content-type", std::string(ContentType(options_.dialect))});
+  // implements: OPS-011 (a fresh server-generated id on every response)
+  head_.headers.push_back({"x-request-id", options_.request_id});
+  if (options_.dialect != Dialect::kGrpc) {
+    head_.headers.push_back({"access-control-allow-origin", "*"});
+    head_.headers.push_back({"access-control-expose-headers", kExposeHeaders});
+  }
+}
+
+void Call::AppendOut(std::string_view frame) {
+  if (out_pos_ == out_.size()) {
+    out_.clear();
+    out_pos_ = 0;
+  }
+  if (options_.dialect == Dialect::kGrpcWebText) {
+    out_ += Base64Encode(frame);
+  } else {
+    out_.append(frame);
+  }
+}
+
+void Call::WakeHandler() {
+  handler_wake_pending_ = true;
+  handler_timer_.cancel();
+}
+
+asio::awaitable<void> Call::WaitHandler() {
+  if (!handler_wake_pending_) {
+    handler_timer_.expires_at(Clock::time_point::max());
+    boost::system::error_code ec;
+    co_await handler_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  handler_wake_pending_ = false;
+}
+
+asio::awaitable<Result<std::optional<std::string>>> Call::Read() {
+  auto self = shared_from_this();
+  while (true) {
+    if (next_message_ < messages_.size()) {
+      std::string message = std::move(messages_[next_message_++]);
+      if (next_message_ == messages_.size()) {
+        messages_.clear();
+        next_message_ = 0;
+      }
+      co_return std::optional<std::string>(std::move(message));
+    }
+    if (ended_) {
+      co_return Status(StatusCode::kCancelled, "call ended");
+    }
+    if (request_ended_) {
+      co_return std::optional<std::string>();
+    }
+    co_await WaitHandler();
+  }
+}
+
+Status Call::WriteNow(std::string_view message) {
+  if (ended_) {
+    return Status(StatusCode::kCancelled, "call ended");
+  }
+  EnsureHead();
+  if (options_.dialect == Dialect::kGrpcWebText) {
+    std::string frame;
+    frame.reserve(kFrameHeaderBytes + message.size());
+    AppendFrame(frame, message);
+    AppendOut(frame);
+  } else {
+    if (out_pos_ == out_.size()) {
+      out_.clear();
+      out_pos_ = 0;
+    }
+    AppendFrame(out_, message);
+  }
+  wake_();
+  return Status::Ok();
+}
+
+asio::awaitable<Status> Call::Write(std::string_view message) {
+  auto self = shared_from_this();
+  if (Status queued = WriteNow(message); !queued.ok()) {
+    co_return queued;
+  }
+  if (streaming()) {
+    while (pending_body() > kOutboundHighWater && !ended_) {
+      co_await WaitHandler();
+    }
+  }
+  co_return ended_ ? Status(StatusCode::kCancelled, "call ended") : Status::Ok();
+}
+
+void Call::Finish(Status status) {
+  if (finished_ || reset_) {
+    return;
+  }
+  finished_ = true;
+  ended_ = true;
+  final_status_ = std::move(status);
+  EnsureHead();
+  if (options_.dialect == Dialect::kGrpc) {
+    trailers_.push_back(
+        {"grpc-status", std::to_string(static_cast<int>(final_status_.code()))});
+    if (!final_status_.message().empty()) {
+      trailers_.push_back({"grpc-message", PercentEncode(final_status_.message())});
+    }
+    if (!final_status_.details().empty()) {
+      trailers_.push_back(
+          {"grpc-status-details-bin", Base64EncodeUnpadded(final_status_.details())});
+    }
+  } else {
+    std::string frame;
+    AppendFrame(frame, TrailerBlock(final_status_), kFlagTrailer);
+    AppendOut(frame);
+  }
+  if (deadline_timer_) {
+    deadline_timer_->cancel();
+  }
+  WakeHandler();
+  wake_();
+}
+
+asio::awaitable<bool> Call::SleepFor(Clock::duration duration) {
+  auto self = shared_from_this();
+  const auto until = Clock::now() + duration;
+  while (!ended_ && Clock::now() < until) {
+    handler_timer_.expires_at(until);
+    boost::system::error_code ec;
+    co_await handler_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  handler_wake_pending_ = false;
+  co_return !ended_;
+}
+
+asio::awaitable<bool> Call::WaitForNotify() {
+  auto self = shared_from_this();
+  while (!notified_ && !ended_) {
+    co_await WaitHandler();
+  }
+  notified_ = false;
+  co_return !ended_;
+}
+
+void Call::Notify() {
+  notified_ = true;
+  WakeHandler();
+}
+
+void Call::SetDeadline(Clock::duration timeout) {
+  deadline_timer_ = std::make_unique<asio::steady_timer>(executor_);
+  deadline_timer_->expires_after(timeout);
+  std::weak_ptr<Call> weak = weak_from_this();
+  deadline_timer_->async_wait([weak](boost::system::error_code ec) {
+    if (ec) {
+      return;
+    }
+    if (auto call = weak.lock()) {
+      call->Finish(Status(StatusCode::kDeadlineExceeded, "deadline exceeded"));
+    }
+  });
+}
+
+void Call::OnRequestBody(std::string_view bytes) {
+  request_bytes_ += bytes.size();
+  if (ended_) {
+    return;  // the response is decided; the rest of the upload is discarded
+  }
+  const size_t before = messages_.size();
+  Status status;
+  if (options_.dialect == Dialect::kGrpcWebText) {
+    std::string decoded;
+    status = text_decoder_.Feed(bytes, decoded);
+    if (status.ok()) {
+      status = decoder_.Feed(decoded, messages_);
+    }
+  } else {
+    status = decoder_.Feed(bytes, messages_);
+  }
+  if (!status.ok()) {
+    Finish(std::move(status));
+    return;
+  }
+  if (messages_.size() != before) {
+    WakeHandler();
+  }
+}
+
+void Call::OnRequestEnd() {
+  if (!ended_ && (decoder_.mid_frame() || !text_decoder_.aligned())) {
+    Finish(InvalidArgument("request is malformed"));  // DECISIONS.md: undecodable body
+    return;
+  }
+  request_ended_ = true;
+  WakeHandler();
+}
+
+void Call::OnReset() {
+  if (completed_) {
+    return;
+  }
+  if (!finished_) {
+    reset_ = true;
+    ended_ = true;
+    if (deadline_timer_) {
+      deadline_timer_->cancel();
+    }
+    WakeHandler();
+  }
+  Complete(finished_ ? final_status_.code() : StatusCode::kCancelled);
+}
+
+void Call::OnResponseComplete() {
+  if (completed_) {
+    return;
+  }
+  Complete(final_status_.code());
+}
+
+void Call::Complete(StatusCode outcome) {
+  completed_ = true;
+  outcome_ = outcome;
+  if (options_.observer != nullptr) {
+    options_.observer->OnCallDone(*this);
+  }
+}
+
+size_t Call::PullBody(char* dst, size_t max) {
+  const size_t n = std::min(max, pending_body());
+  std::memcpy(dst, out_.data() + out_pos_, n);
+  out_pos_ += n;
+  response_bytes_ += n;
+  if (out_pos_ == out_.size()) {
+    out_.clear();
+    out_pos_ = 0;
+  }
+  if (n > 0 && streaming() && !ended_) {
+    WakeHandler();  // a writer may be waiting for room
+  }
+  return n;
+}
+
+}  // namespace xb::rpc

@@ -1,0 +1,150 @@
+// rpc::Call: one gRPC request as a handler sees it, whatever the wire dialect (native gRPC on
+// HTTP/2, gRPC-Web binary or text on HTTP/1.1 or HTTP/2). Handlers read request messages, write
+// response messages and finish with a Status; they never see HTTP (ARCHITECTURE.md section 3).
+//
+// A Call is also the net::Exchange its connection feeds and drains. Everything happens on the
+// connection's executor: the handler coroutine is spawned there, and every method below must be
+// called there. Methods marked "Suspends" are coroutines.
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "net/exchange.h"
+#include "rpc/frame.h"
+#include "rpc/grpc_web.h"
+#include "telemetry/route.h"
+
+namespace xb::rpc {
+
+enum class Dialect { kGrpc, kGrpcWeb, kGrpcWebText };
+enum class CallKind { kUnary, kServerStream, kBidiStream };
+
+class Call;
+
+// Told once when a call's response completed or was reset (for metrics, logs, drain tracking).
+class CallObserver {
+ public:
+  virtual ~CallObserver() = default;
+  virtual void OnCallDone(Call& call) = 0;
+};
+
+struct CallOptions {
+  const telemetry::Route* route = nullptr;
+  Dialect dialect = Dialect::kGrpc;
+  CallKind kind = CallKind::kUnary;
+  std::string request_id;
+  uint64_t max_request_bytes = 0;  // per request message (wire length)
+  CallObserver* observer = nullptr;
+};
+
+class Call final : public net::Exchange, public std::enable_shared_from_this<Call> {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  Call(CallOptions options, boost::asio::any_io_executor executor, net::Waker wake);
+  ~Call() override;
+
+  // --- Handler side ---
+  const telemetry::Route& route() const { return *options_.route; }
+  const std::string& request_id() const { return options_.request_id; }
+  CallKind kind() const { return options_.kind; }
+  Dialect dialect() const { return options_.dialect; }
+  boost::asio::any_io_executor executor() const { return executor_; }
+
+  // The next request message; nullopt once the client half-closed. An error once the call has
+  // ended (cancelled, reset, deadline, drain). Suspends.
+  boost::asio::awaitable<Result<std::optional<std::string>>> Read();
+
+  // Queues one response message. Streaming calls suspend while the queued bytes are above the
+  // high-water mark (the client is slow). An error once the call has ended. Suspends.
+  boost::asio::awaitable<Status> Write(std::string_view message);
+
+  // Queues one response message without waiting for room (for small control messages that must
+  // keep their order relative to a later Finish). An error once the call has ended.
+  Status WriteNow(std::string_view message);
+
+  // Ends the call with `status` (status and details to the trailers). Only the first call counts.
+  void Finish(Status status);
+
+  // Suspends until `duration` elapses (true) or the call ends (false).
+  boost::asio::awaitable<bool> SleepFor(Clock::duration duration);
+
+  // Suspends until Notify() is called or the call ends; returns false once the call has ended.
+  boost::asio::awaitable<bool> WaitForNotify();
+  void Notify();
+
+  // Finish with DEADLINE_EXCEEDED when `deadline` passes first.
+  void SetDeadline(Clock::duration timeout);
+
+  bool ended() const { return ended_; }
+  bool finished() const { return finished_; }
+  const Status& final_status() const { return final_status_; }
+  // The code recorded at completion: the finished status, or Cancelled when reset unfinished.
+  StatusCode outcome() const { return outcome_; }
+  bool reset() const { return reset_; }
+  uint64_t request_bytes() const { return request_bytes_; }
+  uint64_t response_bytes() const { return response_bytes_; }
+  Clock::time_point started_at() const { return started_at_; }
+
+  // --- net::Exchange ---
+  void OnRequestBody(std::string_view bytes) override;
+  void OnRequestEnd() override;
+  void OnReset() override;
+  void OnResponseComplete() override;
+  bool streaming() const override { return options_.kind != CallKind::kUnary; }
+  const net::ResponseHead* head() const override { return head_ready_ ? &head_ : nullptr; }
+  size_t PullBody(char* dst, size_t max) override;
+  size_t pending_body() const override { return out_.size() - out_pos_; }
+  bool body_complete() const override { return finished_; }
+  const std::vector<net::Header>& trailers() const override { return trailers_; }
+
+ private:
+  void EnsureHead();
+  void AppendOut(std::string_view frame);
+  void WakeHandler();
+  boost::asio::awaitable<void> WaitHandler();
+  void Complete(StatusCode outcome);
+
+  CallOptions options_;
+  boost::asio::any_io_executor executor_;
+  net::Waker wake_;
+  Clock::time_point started_at_;
+
+  // Request side.
+  FrameDecoder decoder_;
+  Base64StreamDecoder text_decoder_;
+  std::vector<std::string> messages_;
+  size_t next_message_ = 0;
+  bool request_ended_ = false;
+  uint64_t request_bytes_ = 0;
+
+  // Response side.
+  net::ResponseHead head_;
+  bool head_ready_ = false;
+  std::string out_;
+  size_t out_pos_ = 0;
+  std::vector<net::Header> trailers_;
+  uint64_t response_bytes_ = 0;
+  bool finished_ = false;
+  Status final_status_;
+
+  // Lifecycle.
+  bool ended_ = false;  // finished or reset: the handler should stop
+  bool reset_ = false;
+  bool completed_ = false;  // observer told
+  StatusCode outcome_ = StatusCode::kUnknown;
+  boost::asio::steady_timer handler_timer_;
+  bool handler_wake_pending_ = false;
+  bool notified_ = false;
+  std::unique_ptr<boost::asio::steady_timer> deadline_timer_;
+};
+
+}  // namespace xb::rpc

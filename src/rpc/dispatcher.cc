@@ -1,0 +1,215 @@
+#include "rpc/dispatcher.h"
+
+#include <boost/asio/co_spawn.hpp>
+
+#include "base/request_id.h"
+#include "rpc/timeout.h"
+
+namespace xb::rpc {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// A response decided without a handler: CORS preflight and non-gRPC requests.
+class FixedExchange final : public net::Exchange {
+ public:
+  FixedExchange(int status, std::vector<net::Header> headers) {
+    head_.status = status;
+    head_.headers = std::move(headers);
+  }
+  void OnRequestBody(std::string_view) override {}
+  void OnRequestEnd() override {}
+  void OnReset() override {}
+  void OnResponseComplete() override {}
+  bool streaming() const override { return false; }
+  const net::ResponseHead* head() const override { return &head_; }
+  size_t PullBody(char*, size_t) override { return 0; }
+  size_t pending_body() const override { return 0; }
+  bool body_complete() const override { return true; }
+  const std::vector<net::Header>& trailers() const override { return trailers_; }
+
+ private:
+  net::ResponseHead head_;
+  std::vector<net::Header> trailers_;
+};
+
+std::optional<Dialect> DialectOf(const std::string* content_type) {
+  if (content_type == nullptr) {
+    return std::nullopt;
+  }
+  std::string_view ct = *content_type;
+  if (const auto semi = ct.find(';'); semi != std::string_view::npos) {
+    ct = ct.substr(0, semi);
+  }
+  if (ct == "application/grpc" || ct == "application/grpc+proto") {
+    return Dialect::kGrpc;
+  }
+  if (ct == "application/grpc-web" || ct == "application/grpc-web+proto") {
+    return Dialect::kGrpcWeb;
+  }
+  if (ct == "application/grpc-web-text" || ct == "application/grpc-web-text+proto") {
+    return Dialect::kGrpcWebText;
+  }
+  return std::nullopt;
+}
+
+// API.md 1.2: headers a browser must be allowed to send even when a preflight names none.
+constexpr std::string_view kMinimumAllowHeaders =
+    "content-type,authorization,x-app-version,x-libxmtp-version,traceparent,tracestate,"
+    "x-grpc-web,x-user-agent,grpc-timeout";
+
+}  // namespace
+
+void Admission::UnaryDone() {
+  if (live_unary_.fetch_sub(1, std::memory_order_acq_rel) == 1 && draining() && on_idle_) {
+    on_idle_();
+  }
+}
+
+Dispatcher::Dispatcher(const Router& router, Admission& admission, telemetry::Metrics& metrics,
+                       telemetry::Logger& logger, DispatcherOptions options)
+    : router_(router),
+      admission_(admission),
+      metrics_(metrics),
+      logger_(logger),
+      options_(std::move(options)) {}
+
+std::shared_ptr<net::Exchange> Dispatcher::Preflight(const net::RequestHead& head) {
+  // implements: API.md 1.2 CORS preflight, answered before auth and during a drain (OPS-007);
+  // names traceparent/tracestate among the allowed headers (OPS-012).
+  std::vector<net::Header> headers;
+  headers.push_back({"access-control-allow-origin", "*"});
+  const std::string* method = head.Find("access-control-request-method");
+  headers.push_back(
+      {"access-control-allow-methods", method != nullptr ? *method : "GET,POST,OPTIONS"});
+  std::string allow(kMinimumAllowHeaders);
+  if (const std::string* requested = head.Find("access-control-request-headers")) {
+    allow += ",";
+    allow += *requested;
+  }
+  headers.push_back({"access-control-allow-headers", std::move(allow)});
+  headers.push_back({"access-control-expose-headers",
+                     "grpc-status,grpc-message,grpc-status-details-bin,x-request-id"});
+  headers.push_back({"access-control-max-age", "86400"});
+  return std::make_shared<FixedExchange>(204, std::move(headers));
+}
+
+std::shared_ptr<net::Exchange> Dispatcher::Start(net::RequestHead head,
+                                                 asio::any_io_executor executor, net::Waker wake) {
+  if (head.method == "OPTIONS") {
+    return Preflight(head);
+  }
+  const auto dialect = DialectOf(head.Find("content-type"));
+  if (head.method != "POST") {
+    return std::make_shared<FixedExchange>(405, std::vector<net::Header>{{"allow", "POST"}});
+  }
+  if (!dialect || (*dialect == Dialect::kGrpc && head.version != net::HttpVersion::kHttp2)) {
+    return std::make_shared<FixedExchange>(415, std::vector<net::Header>{});
+  }
+
+  const telemetry::Route& route = telemetry::LookupRoute(head.path);
+  const Handler* handler = router_.Find(head.path);
+  CallOptions call_options{
+      .route = &route,
+      .dialect = *dialect,
+      .kind = handler != nullptr ? handler->kind : CallKind::kUnary,
+      .request_id = NewRequestId(),
+      .max_request_bytes = options_.max_request_bytes,
+      .observer = this,
+  };
+  auto call = std::make_shared<Call>(std::move(call_options), executor, std::move(wake));
+  live_.insert(call.get());
+  if (!route.is_health) {
+    metrics_.RequestStarted(route.rpc);  // before authentication (OPS section 5)
+  }
+
+  // API.md 1.4: a declared compression encoding fails UNIMPLEMENTED.
+  if (const std::string* encoding = head.Find("grpc-encoding");
+      encoding != nullptr && *encoding != "identity") {
+    call->Finish(Unimplemented("compressed requests are not supported"));
+    return call;
+  }
+  // implements: OPS-007 — after authentication (AUTH-001, none yet), every new request is
+  // refused while draining. Health Check and List keep answering so a probe reads NOT_SERVING.
+  const bool health_probe =
+      route.rpc == telemetry::Rpc::kHealthCheck || route.rpc == telemetry::Rpc::kHealthList;
+  if (admission_.draining() && !health_probe) {
+    call->Finish(Unavailable("the server is shutting down"));
+    return call;
+  }
+  if (handler == nullptr) {
+    call->Finish(Unimplemented("unknown method"));
+    return call;
+  }
+  if (const std::string* timeout = head.Find("grpc-timeout")) {
+    const auto parsed = ParseGrpcTimeout(*timeout);
+    if (!parsed) {
+      call->Finish(InvalidArgument("grpc-timeout is malformed"));
+      return call;
+    }
+    call->SetDeadline(*parsed);
+  }
+  if (handler->kind == CallKind::kUnary) {
+    admitted_unary_.insert(call.get());
+    admission_.UnaryStarted();
+  }
+  asio::co_spawn(executor, handler->fn(call), [call](std::exception_ptr error) {
+    if (error) {
+      call->Finish(Internal("internal error"));
+    }
+  });
+  return call;
+}
+
+void Dispatcher::OnCallDone(Call& call) {
+  live_.erase(&call);
+  const telemetry::Route& route = call.route();
+  const double seconds =
+      std::chrono::duration<double>(Call::Clock::now() - call.started_at()).count();
+  if (!route.is_health) {
+    metrics_.RequestBytes(route.rpc, call.request_bytes());
+    metrics_.ResponseBytes(route.rpc, call.response_bytes());
+    metrics_.RequestHandled(route.rpc, call.outcome(), seconds);
+    if (options_.request_logger) {
+      // implements: OPS-018 (one completion line per non-health request), OPS-013 (identifier)
+      logger_.Completion(telemetry::CompletionEvent{
+          .request_id = call.request_id(),
+          .identifier = options_.identifier,
+          .rpc = route.rpc,
+          .duration_ms = seconds * 1000.0,
+          .request_size_bytes = call.request_bytes(),
+          .response_size_bytes = call.response_bytes(),
+          .grpc_code = call.outcome(),
+          .trace_id = {},
+      });
+    }
+  }
+  if (admitted_unary_.erase(&call) > 0) {
+    admission_.UnaryDone();
+  }
+}
+
+void Dispatcher::EndStreams() {
+  std::vector<std::shared_ptr<Call>> calls;
+  for (Call* c : live_) {
+    if (c->kind() != CallKind::kUnary) {
+      calls.push_back(c->shared_from_this());
+    }
+  }
+  for (auto& c : calls) {
+    c->Finish(Unavailable("the server is shutting down"));
+  }
+}
+
+void Dispatcher::EndAll() {
+  std::vector<std::shared_ptr<Call>> calls;
+  for (Call* c : live_) {
+    calls.push_back(c->shared_from_this());
+  }
+  for (auto& c : calls) {
+    c->Finish(Unavailable("the server is shutting down"));
+  }
+}
+
+}  // namespace xb::rpc

@@ -1,0 +1,73 @@
+// The request pipeline (ARCHITECTURE.md section 3) from an HTTP exchange to a handler:
+// CORS preflight ▸ dialect ▸ route labels ▸ request id ▸ metrics started/in-flight ▸ compression
+// check ▸ drain admission ▸ deadline ▸ handler ▸ completion (metrics, log, drain tracking).
+//
+// One Dispatcher per worker io_context; it is used only on that context. The state shared by all
+// workers (drain flag, live unary count) lives in Admission, which is thread-safe.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_set>
+
+#include "net/exchange.h"
+#include "rpc/call.h"
+#include "rpc/router.h"
+#include "telemetry/logger.h"
+#include "telemetry/metrics.h"
+
+namespace xb::rpc {
+
+// implements: OPS-007 admission, shared by all workers.
+class Admission {
+ public:
+  bool draining() const { return draining_.load(std::memory_order_acquire); }
+  void BeginDrain() { draining_.store(true, std::memory_order_release); }
+  int64_t live_unary() const { return live_unary_.load(std::memory_order_acquire); }
+  void UnaryStarted() { live_unary_.fetch_add(1, std::memory_order_acq_rel); }
+  // Calls `on_idle` (from the finishing worker's thread) when the count reaches 0 during a drain.
+  void UnaryDone();
+  void SetOnIdle(std::function<void()> on_idle) { on_idle_ = std::move(on_idle); }
+
+ private:
+  std::atomic<bool> draining_{false};
+  std::atomic<int64_t> live_unary_{0};
+  std::function<void()> on_idle_;  // set before serving; const afterwards
+};
+
+struct DispatcherOptions {
+  uint64_t max_request_bytes = 26214400;
+  std::string identifier;  // server.identifier, for the completion log (OPS-013)
+  bool request_logger = true;
+};
+
+class Dispatcher final : public net::ExchangeFactory, public CallObserver {
+ public:
+  Dispatcher(const Router& router, Admission& admission, telemetry::Metrics& metrics,
+             telemetry::Logger& logger, DispatcherOptions options);
+
+  std::shared_ptr<net::Exchange> Start(net::RequestHead head, boost::asio::any_io_executor executor,
+                                       net::Waker wake) override;
+  void OnCallDone(Call& call) override;
+
+  // On this worker's context: end every streaming call with UNAVAILABLE (OPS-007).
+  void EndStreams();
+  // On this worker's context: end every remaining call with UNAVAILABLE (OPS-008 deadline).
+  void EndAll();
+
+ private:
+  std::shared_ptr<net::Exchange> Preflight(const net::RequestHead& head);
+
+  const Router& router_;
+  Admission& admission_;
+  telemetry::Metrics& metrics_;
+  telemetry::Logger& logger_;
+  DispatcherOptions options_;
+  std::unordered_set<Call*> live_;            // calls whose response has not completed
+  std::unordered_set<Call*> admitted_unary_;  // unary calls whose handler was spawned
+};
+
+}  // namespace xb::rpc

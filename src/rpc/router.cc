@@ -1,0 +1,28 @@
+#include "rpc/router.h"
+
+#include <algorithm>
+#include <set>
+
+namespace xb::rpc {
+
+void Router::Add(std::string path, CallKind kind, HandlerFn fn) {
+  handlers_[std::move(path)] = Handler{kind, std::move(fn)};
+}
+
+const Handler* Router::Find(std::string_view path) const {
+  auto it = handlers_.find(std::string(path));
+  return it == handlers_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> Router::Services() const {
+  std::set<std::string> names;
+  for (const auto& [path, handler] : handlers_) {
+    const auto slash = path.find('/', 1);
+    if (slash != std::string::npos) {
+      names.insert(path.substr(1, slash - 1));
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
+}  // namespace xb::rpc

@@ -1,0 +1,226 @@
+#include "server/server.h"
+
+#include <sched.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <cstdio>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "api/configuration_service.h"
+#include "config/socket_address.h"
+#include "net/listener.h"
+#include "rpc/dispatcher.h"
+#include "server/health.h"
+#include "server/health_service.h"
+#include "server/version.h"
+#include "telemetry/logger.h"
+#include "telemetry/metrics.h"
+#include "telemetry/metrics_listener.h"
+
+namespace xb::server {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// Transport ceiling (API-282): an HTTP/1.1 body may carry a base64 (text mode) request message.
+constexpr uint64_t kMaxHttp1BodyBytes = 26214400ULL / 3 * 4 + 4096;
+constexpr auto kTelemetryFlushBound = std::chrono::seconds(5);
+
+size_t WorkerCount() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) {
+      return static_cast<size_t>(n);
+    }
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+void Fail(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }
+
+// One io_context and thread per core; a connection lives on one of them (ARCHITECTURE.md 2).
+struct Worker {
+  asio::io_context io{1};
+  std::unique_ptr<rpc::Dispatcher> dispatcher;
+  net::ConnectionSet connections;
+  std::thread thread;
+};
+
+}  // namespace
+
+int Run(const config::Config& config, RunOptions options) {
+  telemetry::Logger logger(telemetry::LoggerOptions{
+      .level = static_cast<telemetry::LogLevel>(config.server.log_level),
+      .format = config.server.log_format == config::LogFormat::kJson ? telemetry::LogFormat::kJson
+                                                                     : telemetry::LogFormat::kText,
+      .sink = {},
+      .clock = {},
+  });
+  telemetry::Metrics metrics(kVersion);
+  asio::io_context main_io{1};
+
+  // Step 3: the metrics listener, before anything can report readiness (OPS-022).
+  std::unique_ptr<telemetry::MetricsListener> metrics_listener;
+  if (!config.telemetry.metrics_listen.empty()) {
+    auto address = config::ParseSocketAddress(config.telemetry.metrics_listen);
+    if (!address.ok()) {
+      Fail(address.status().message());
+      return 1;
+    }
+    auto created =
+        telemetry::MetricsListener::Create(main_io, address->host, address->port, metrics);
+    if (!created.ok()) {
+      Fail("configuration is invalid: telemetry.metrics_listen (" + created.status().message() +
+           ")");
+      return 1;
+    }
+    metrics_listener = std::move(created).value();
+  }
+
+  // Step 6: the public configuration (CONF-009). No key set is loaded yet (auth lands later).
+  auto public_config = api::BuildPublicConfiguration(config, {}, kVersion);
+  if (!public_config.ok()) {
+    Fail(public_config.status().message());
+    return 1;
+  }
+
+  rpc::Router router;
+  api::AddConfigurationService(router, std::move(public_config).value());
+  if (options.extra_handlers) {
+    options.extra_handlers(router);
+  }
+  std::vector<std::string> services = router.Services();
+  std::erase_if(services, [](const std::string& s) { return s.starts_with("grpc.health."); });
+  std::erase_if(services, [](const std::string& s) { return !s.starts_with("xmtp.backend.v1."); });
+  HealthState health(services, metrics);
+  AddHealthService(router, health);
+
+  rpc::Admission admission;
+  std::vector<std::unique_ptr<Worker>> workers;
+  const size_t worker_count = WorkerCount();
+  std::vector<net::Worker> net_workers;
+  for (size_t i = 0; i < worker_count; ++i) {
+    auto w = std::make_unique<Worker>();
+    w->dispatcher = std::make_unique<rpc::Dispatcher>(
+        router, admission, metrics, logger,
+        rpc::DispatcherOptions{.max_request_bytes = config.limits.max_request_bytes,
+                               .identifier = config.server.identifier,
+                               .request_logger = config.server.request_logger});
+    net_workers.push_back(net::Worker{
+        .io = &w->io, .factory = w->dispatcher.get(), .connections = &w->connections});
+    workers.push_back(std::move(w));
+  }
+
+  // Step 8: bind the gRPC port only now, then report SERVING (OPS-005).
+  auto listen_address = config::ParseSocketAddress(config.server.listen);
+  if (!listen_address.ok()) {
+    Fail(listen_address.status().message());
+    return 1;
+  }
+  auto listener = net::Listener::Create(
+      main_io, net_workers, listen_address->host, listen_address->port,
+      net::ListenerOptions{.max_http2_streams = config.limits.max_http2_streams,
+                           .max_http1_body_bytes = kMaxHttp1BodyBytes});
+  if (!listener.ok()) {
+    Fail("configuration is invalid: server.listen (" + listener.status().message() + ")");
+    return 1;
+  }
+
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
+  std::mutex stopped_mu;
+  std::condition_variable stopped_cv;
+  size_t running = workers.size();  // guarded by stopped_mu
+  for (auto& w : workers) {
+    guards.push_back(asio::make_work_guard(w->io));
+    w->thread = std::thread([&io = w->io, &stopped_mu, &stopped_cv, &running] {
+      io.run();
+      std::lock_guard lock(stopped_mu);
+      --running;
+      stopped_cv.notify_all();
+    });
+  }
+  (*listener)->Start();
+  if (metrics_listener) {
+      }
+  health.Set(true);
+  if (metrics_listener) {
+    auto metrics_address = config::ParseSocketAddress(config.telemetry.metrics_listen);
+    const std::string bound_metrics =
+        metrics_address->host + ":" + std::to_string(metrics_listener->port());
+    logger.Info("metrics listening", {telemetry::Field::Address(bound_metrics)});
+  }
+  const std::string bound = listen_address->host + ":" + std::to_string((*listener)->port());
+  logger.Info("serving", {telemetry::Field::Address(bound)});
+
+  // Drain (OPS-007, OPS-008): NOT_SERVING, admission closed, streams ended at once, unary calls
+  // get the drain deadline, then whatever is left ends UNAVAILABLE and the process exits.
+  asio::signal_set signals(main_io, SIGTERM, SIGINT);
+  asio::steady_timer drain_timer(main_io);
+  bool stopping = false;
+  auto finish = [&] {
+    if (stopping) {
+      return;
+    }
+    stopping = true;
+    drain_timer.cancel();
+    for (auto& w : workers) {
+      asio::post(w->io, [d = w->dispatcher.get()] { d->EndAll(); });
+    }
+    (*listener)->CloseAll();
+    if (metrics_listener) {
+      metrics_listener->Stop();
+    }
+    signals.cancel();
+  };
+  admission.SetOnIdle([&] { asio::post(main_io, finish); });
+  signals.async_wait([&](boost::system::error_code ec, int) {
+    if (ec) {
+      return;
+    }
+    // implements: OPS-007
+    health.Set(false);
+    admission.BeginDrain();
+    for (auto& w : workers) {
+      asio::post(w->io, [d = w->dispatcher.get()] { d->EndStreams(); });
+    }
+    // implements: OPS-008
+    drain_timer.expires_after(std::chrono::milliseconds(config.server.max_drain_duration_ms));
+    drain_timer.async_wait([&](boost::system::error_code timer_ec) {
+      if (!timer_ec) {
+        finish();
+      }
+    });
+    if (admission.live_unary() == 0) {
+      asio::post(main_io, finish);
+    }
+  });
+  main_io.run();
+
+  // Workers finish writing what is queued (trailers of the calls ended above), then stop; a
+  // worker that cannot finish within the telemetry flush bound is abandoned.
+  guards.clear();
+  {
+    std::unique_lock lock(stopped_mu);
+    stopped_cv.wait_for(lock, kTelemetryFlushBound, [&] { return running == 0; });
+  }
+  for (auto& w : workers) {
+    w->io.stop();
+    w->thread.join();
+  }
+  logger.Info("stopped");
+  return 0;
+}
+
+}  // namespace xb::server

@@ -1,0 +1,80 @@
+#include "telemetry/vocabulary.h"
+
+namespace xb::telemetry {
+namespace {
+
+// Span names of OPS section 5 after the request spans, in Operation order.
+constexpr auto kOperationNames = std::to_array<std::string_view>({
+    "rpc.publish",
+    "rpc.query",
+    "rpc.query_newest",
+    "rpc.get_inbox_ids",
+    "rpc.verify_smart_contract_wallet_signatures",
+    "rpc.get_configuration",
+    "rpc.register",
+    "rpc.unregister",
+    "rpc.update_subscriptions",
+    "rpc.create_upload",
+    "publish.parse_publish",
+    "publish.validate_publish",
+    "publish.locks",
+    "db.commit_publish",
+    "tailer.bootstrap",
+    "tailer.poll",
+    "stream.fetch",
+    "stream.update",
+    "scw.verify",
+});
+static_assert(kRpcCount + kOperationNames.size() == Vocabulary<Operation>::kCount);
+
+}  // namespace
+
+void AppendLabelPair(std::string_view name, std::string_view value, std::string* labels) {
+  if (!labels->empty()) {
+    labels->push_back(',');
+  }
+  labels->append(name);
+  labels->append("=\"");
+  for (char c : value) {
+    switch (c) {
+      case '\\':
+        labels->append("\\\\");
+        break;
+      case '"':
+        labels->append("\\\"");
+        break;
+      case '\n':
+        labels->append("\\n");
+        break;
+      default:
+        labels->push_back(c);
+    }
+  }
+  labels->push_back('"');
+}
+
+void Vocabulary<Rpc>::AppendLabels(size_t index, std::string* out) {
+  const Route& route = RouteOf(static_cast<Rpc>(index));
+  AppendLabelPair("grpc_service", route.grpc_service, out);
+  AppendLabelPair("grpc_method", route.grpc_method, out);
+  AppendLabelPair("grpc_type", route.grpc_type, out);
+}
+
+void Vocabulary<StatusCode>::AppendLabels(size_t index, std::string* out) {
+  AppendLabelPair("grpc_code", StatusCodeName(static_cast<StatusCode>(index)), out);
+}
+
+std::string_view OperationName(Operation op) {
+  const auto index = static_cast<size_t>(op);
+  if (index < kRpcCount) {
+    return RequestSpanName(static_cast<Rpc>(index));
+  }
+  XB_CHECK(index - kRpcCount < kOperationNames.size());
+  return kOperationNames[index - kRpcCount];
+}
+
+void Vocabulary<Operation>::AppendLabels(size_t index, std::string* out) {
+  AppendLabelPair("operation", OperationName(static_cast<Operation>(index)), out);
+}
+
+}  // namespace xb::telemetry
