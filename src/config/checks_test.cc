@@ -165,9 +165,10 @@ TEST(Ops020, RetentionMustFitTheDatabaseClock) {
   EXPECT_EQ(overflow.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(overflow.message().find("retention.welcome_seconds"), std::string::npos);
   EXPECT_EQ(overflow.message().find("9223372036"), std::string::npos);
-  retention = RetentionConfig{};
-  retention.key_package_seconds = 2;
-  Status near_max = CheckRetentionFitsClock(retention, kMax - 1000000000);
+  retention = RetentionConfig{.group_message_seconds = 1, .welcome_seconds = 1,
+                              .key_package_seconds = 2};
+  EXPECT_TRUE(CheckRetentionFitsClock(retention, kMax - 2000000000).ok());
+  Status near_max = CheckRetentionFitsClock(retention, kMax - 1500000000);
   EXPECT_NE(near_max.message().find("retention.key_package_seconds"), std::string::npos);
   Status negative = CheckRetentionFitsClock(RetentionConfig{}, -1);
   EXPECT_NE(negative.message().find("retention."), std::string::npos);

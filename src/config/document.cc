@@ -91,10 +91,15 @@ class TableReader {
     return Status::Ok();
   }
 
+  // A missing required key is reported by Finish(), after any unknown key of the same table, so
+  // that a misspelt key is named as written rather than as the key it was meant to be.
   Status RequiredString(std::string_view key, std::string* out) {
     if (table_ == nullptr || table_->get(key) == nullptr) {
       known_.insert(std::string(key));
-      return ConfigError(KeyPath(key), "required key is missing");
+      if (missing_.empty()) {
+        missing_ = KeyPath(key);
+      }
+      return Status::Ok();
     }
     return String(key, out);
   }
@@ -253,15 +258,18 @@ class TableReader {
     return array;
   }
 
-  // implements: CONF section 1.2 (unknown keys fail startup, naming the key path).
+  // implements: CONF section 1.2 (unknown keys fail startup, naming the key path; then
+  // required keys).
   Status Finish() const {
-    if (table_ == nullptr) {
-      return Status::Ok();
-    }
-    for (auto&& [key, value] : *table_) {
-      if (known_.find(key.str()) == known_.end()) {
-        return ConfigError(KeyPath(key.str()), "unknown key");
+    if (table_ != nullptr) {
+      for (auto&& [key, value] : *table_) {
+        if (known_.find(key.str()) == known_.end()) {
+          return ConfigError(KeyPath(key.str()), "unknown key");
+        }
       }
+    }
+    if (!missing_.empty()) {
+      return ConfigError(missing_, "required key is missing");
     }
     return Status::Ok();
   }
@@ -279,6 +287,7 @@ class TableReader {
   const toml::table* table_;
   std::string path_;
   std::set<std::string, std::less<>> known_;
+  std::string missing_;  // the first required key found missing
 };
 
 // A reader for the sub-table `key` of `parent`.
@@ -539,11 +548,10 @@ Status ReadAttachments(TableReader& r, AttachmentsConfig* a) {
     if (name.str() == "kind") {
       continue;
     }
-    if (!value.is_string()) {
-      return ConfigError(JoinKey(credentials_path, name.str()), "must be a string");
-    }
-    a->s3.credentials.fields[std::string(name.str())] = value.as_string()->get();
+    std::string field(name.str());
+    XB_RETURN_IF_ERROR(creds.String(field, &a->s3.credentials.fields[field]));
   }
+  XB_RETURN_IF_ERROR(creds.Finish());
   XB_RETURN_IF_ERROR(s3.Finish());
   XB_RETURN_IF_ERROR(target.Finish());
   return r.Finish();

@@ -202,7 +202,11 @@ TEST(LoadDocument, UnknownKeyDeepInsideNamed) {
                                        "= 1"),
                       "push.apns.foo"));
   EXPECT_TRUE(Refused(ParseMinimalWith("[attachments.target.GCS]\nx = 1"),
-                      "attachments.target"));
+                      "attachments.target.GCS (unknown key)"));
+  // An unknown key is named before a required key of the same table is missed: a misspelt key
+  // is reported as written.
+  EXPECT_TRUE(Refused(ParseMinimalWith("[attachments]\nbase_ur = \"https://f.example.com\""),
+                      "attachments.base_ur (unknown key)"));
   EXPECT_TRUE(Refused(ParseMinimalWith("[limits]\nmax_query_limitt = 5"),
                       "limits.max_query_limitt"));
 }
@@ -240,7 +244,7 @@ TEST(LoadDocument, WrongTypeNamesTheKey) {
   EXPECT_TRUE(Refused(ParseMinimalWith("[telemetry]\nresource_attributes = { a = 1 }"),
                       "telemetry.resource_attributes.a"));
   EXPECT_TRUE(Refused(ParseMinimalWith("[chains]\n\"eip155:1\" = 5"), "chains.\"eip155:1\""));
-  EXPECT_TRUE(Refused(ParseMinimalWith("server = 5"), "server"));
+  EXPECT_TRUE(Refused(Parse("server = 5\ndatabase.url = \"sqlite://x\"\n", FakeEnv()), "server"));
   EXPECT_TRUE(Refused(ParseMinimalWith("[auth]\nenabled = true\naudiences = [\"a\", 2]"),
                       "auth.audiences[1]"));
   EXPECT_TRUE(Refused(ParseMinimalWith("[auth]\nenabled = true\nkeys = [1]"), "auth.keys[0]"));
@@ -253,7 +257,7 @@ TEST(LoadDocument, SampleRatioTakesAnInteger) {
 }
 
 TEST(LoadDocument, NegativeIntegerIsOutOfRange) {
-  Result<Config> result = ParseMinimalWith("[database]\nmax_connections = -987654321987");
+  Result<Config> result = ParseMinimalWith("database.max_connections = -987654321987");
   EXPECT_TRUE(Refused(result, "database.max_connections", {"987654321987"}));
   EXPECT_NE(result.status().message().find("out of range"), std::string::npos);
   EXPECT_TRUE(Refused(ParseMinimalWith("[attachments]\nretention_seconds = -1"),
@@ -632,7 +636,7 @@ TEST(LoadEnv, TableKeysNeverResolved) {
 }
 
 TEST(LoadEnv, NumericKeyCannotComeFromTheEnvironment) {
-  EXPECT_TRUE(Refused(ParseMinimalWith("[database]\nmax_connections = \"env:N\"",
+  EXPECT_TRUE(Refused(ParseMinimalWith("database.max_connections = \"env:N\"",
                                        FakeEnv({{"N", "5"}})),
                       "database.max_connections"));
 }

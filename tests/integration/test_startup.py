@@ -33,8 +33,8 @@ class StartupTest(unittest.TestCase):
 
     # verifies: OPS-022 — a bad OTLP endpoint names the key or the variable, not the value.
     def test_bad_otlp_endpoint_names_key_or_variable(self):
-        self.refuse(self.base('[telemetry]\n').replace(
-            "[telemetry]\n", '[telemetry]\notlp_endpoint = "ftp://%s"\n', 1) % SECRET,
+        self.refuse(self.base().replace(
+            "[telemetry]\n", '[telemetry]\notlp_endpoint = "ftp://%s"\n' % SECRET, 1),
             "telemetry.otlp_endpoint")
         env = dict(os.environ, OTEL_EXPORTER_OTLP_ENDPOINT="not a url " + SECRET)
         self.refuse(self.base(), "OTEL_EXPORTER_OTLP_ENDPOINT", env=env)

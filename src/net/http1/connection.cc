@@ -206,6 +206,9 @@ asio::awaitable<void> Connection::Run(std::string initial) {
         }
         continue;
       }
+      if (pec == http::error::need_buffer && parser.is_header_done()) {
+        break;  // the body follows; it is read below into a buffer
+      }
       if (pec) {
         failed = true;
         break;
