@@ -13,7 +13,7 @@
 namespace xb::config {
 namespace {
 
-constexpr uint64_t kMaxUploadBytes = 4294967295;        // ATCH-003
+constexpr uint64_t kMaxUploadBytes = 4294967295;             // ATCH-003
 constexpr uint64_t kMaxRetentionSeconds = 9007199254740991;  // ATCH-004 (2^53 - 1)
 
 // ATTACH.md 2.1: exactly lowercase "https", or exactly lowercase "http" to localhost (any case)
@@ -162,8 +162,8 @@ Status CheckAttachments(const AttachmentsConfig& a) {
   XB_RETURN_IF_ERROR(
       CheckRange("attachments.max_upload_bytes", a.max_upload_bytes, 1, kMaxUploadBytes));
   if (a.retention_seconds.has_value()) {
-    XB_RETURN_IF_ERROR(CheckRange("attachments.retention_seconds", *a.retention_seconds, 0,
-                                  kMaxRetentionSeconds));
+    XB_RETURN_IF_ERROR(
+        CheckRange("attachments.retention_seconds", *a.retention_seconds, 0, kMaxRetentionSeconds));
   }
   if (!IsValidEndpoint(a.s3.endpoint)) {
     return ConfigError("attachments.target.S3.endpoint",

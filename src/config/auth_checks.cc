@@ -61,8 +61,8 @@ Status CheckApiKeys(const std::map<std::string, std::string>& api_keys) {
     }
     auto [it, inserted] = name_by_value.emplace(value, name);
     if (!inserted) {
-      return ConfigError(path, "API key value equals the value of auth.api_keys." +
-                                   std::string(it->second));
+      return ConfigError(
+          path, "API key value equals the value of auth.api_keys." + std::string(it->second));
     }
   }
   return Status::Ok();
@@ -120,8 +120,8 @@ Status CheckInlineKeys(const ParsedDocument& doc) {
     std::string label = KidLabel(doc, i, key.kid);
     auto [it, inserted] = index_by_kid.emplace(key.kid, i);
     if (!inserted) {
-      return ConfigError(path, label + ": the same kid as auth.keys[" + std::to_string(it->second) +
-                                   "]");
+      return ConfigError(path,
+                         label + ": the same kid as auth.keys[" + std::to_string(it->second) + "]");
     }
     const AlgRule* rule = nullptr;
     for (const AlgRule& candidate : kAlgRules) {
@@ -130,8 +130,9 @@ Status CheckInlineKeys(const ParsedDocument& doc) {
       }
     }
     if (rule == nullptr) {
-      return ConfigError(path, label + ": alg must be one of RS256, RS384, RS512, ES256, ES384, "
-                                       "EdDSA");
+      return ConfigError(path, label +
+                                   ": alg must be one of RS256, RS384, RS512, ES256, ES384, "
+                                   "EdDSA");
     }
     Result<KeyType> type = PublicKeyTypeOfPem(key.public_key);
     if (!type.ok()) {

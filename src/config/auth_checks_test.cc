@@ -25,16 +25,17 @@ std::string GoodApiKey(char fill = 'k') { return std::string(kSecret) + std::str
 std::string Auth(const std::string& body) { return "[auth]\nenabled = true\n" + body; }
 
 std::string InlineKey(const std::string& kid, const std::string& alg, const std::string& pem) {
-  return "[[auth.keys]]\nkid = \"" + kid + "\"\nalg = \"" + alg + "\"\npublic_key = " +
-         TomlLiteral(pem) + "\n";
+  return "[[auth.keys]]\nkid = \"" + kid + "\"\nalg = \"" + alg +
+         "\"\npublic_key = " + TomlLiteral(pem) + "\n";
 }
 
 // verifies: CONF-066
 TEST(Conf066, DisabledAuthSkipsEveryRangeAndRelationshipCheck) {
-  std::string doc = "[auth]\nenabled = false\nleeway_seconds = -5\njwks_refresh_seconds = 0\n"
-                    "jwks_url = \"ftp://nowhere\"\naudiences = []\n"
-                    "[auth.api_keys]\n\"bad name!\" = \"short\"\n"
-                    "[[auth.keys]]\nalg = \"HS256\"\npublic_key = \"not a pem\"\n";
+  std::string doc =
+      "[auth]\nenabled = false\nleeway_seconds = -5\njwks_refresh_seconds = 0\n"
+      "jwks_url = \"ftp://nowhere\"\naudiences = []\n"
+      "[auth.api_keys]\n\"bad name!\" = \"short\"\n"
+      "[[auth.keys]]\nalg = \"HS256\"\npublic_key = \"not a pem\"\n";
   Result<Config> loaded = ParseMinimalWith(doc);
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   // Nothing of a disabled table is enforced or published (CONF-068).
@@ -88,15 +89,16 @@ TEST(Auth030, ApiKeyValueRulesNameTheNameNeverTheValue) {
         ParseMinimalWith(Auth("[auth.api_keys]\nworker-1 = \"" + c.value + "\"\n"));
     EXPECT_TRUE(Refused(result, "auth.api_keys.worker-1", {kSecret})) << c.why;
   }
-  EXPECT_TRUE(ParseMinimalWith(Auth("[auth.api_keys]\nw = \"" + std::string(32, '!') + "\"\n")).ok());
+  EXPECT_TRUE(
+      ParseMinimalWith(Auth("[auth.api_keys]\nw = \"" + std::string(32, '!') + "\"\n")).ok());
   EXPECT_TRUE(
       ParseMinimalWith(Auth("[auth.api_keys]\nw = \"" + std::string(8192, '~') + "\"\n")).ok());
 }
 
 // verifies: AUTH-030 (distinct values)
 TEST(Auth030, DuplicateValuesRefused) {
-  std::string doc = Auth("[auth.api_keys]\nalpha = \"" + GoodApiKey() + "\"\nbeta = \"" +
-                         GoodApiKey() + "\"\n");
+  std::string doc =
+      Auth("[auth.api_keys]\nalpha = \"" + GoodApiKey() + "\"\nbeta = \"" + GoodApiKey() + "\"\n");
   EXPECT_TRUE(Refused(ParseMinimalWith(doc), "auth.api_keys.beta", {kSecret}));
 }
 
@@ -133,8 +135,8 @@ TEST(Auth032, LeewayAtMost300) {
   EXPECT_TRUE(ParseMinimalWith(Auth("leeway_seconds = 0\n" + keys)).ok());
   EXPECT_TRUE(Refused(ParseMinimalWith(Auth("leeway_seconds = 301\n" + keys)),
                       "auth.leeway_seconds", {"301"}));
-  EXPECT_TRUE(Refused(ParseMinimalWith(Auth("leeway_seconds = -1\n" + keys)),
-                      "auth.leeway_seconds"));
+  EXPECT_TRUE(
+      Refused(ParseMinimalWith(Auth("leeway_seconds = -1\n" + keys)), "auth.leeway_seconds"));
 }
 
 // verifies: AUTH-034
@@ -151,16 +153,16 @@ TEST(Auth034, RefreshAndStalenessWindow) {
                                             "341\n" +
                                             keys)),
                       "auth.jwks_max_stale_seconds"));
-  EXPECT_TRUE(ParseMinimalWith(
-                  Auth("jwks_refresh_seconds = 301\njwks_max_stale_seconds = 342\n" + keys))
-                  .ok());
+  EXPECT_TRUE(
+      ParseMinimalWith(Auth("jwks_refresh_seconds = 301\njwks_max_stale_seconds = 342\n" + keys))
+          .ok());
 }
 
 TEST(AuthDoc, MaxStaleMustBeRepresentableOnTheMonotonicClock) {
   std::string keys = "[auth.api_keys]\nw = \"" + GoodApiKey() + "\"\n";
-  EXPECT_TRUE(Refused(ParseMinimalWith(Auth("jwks_max_stale_seconds = 9223372036854775807\n" +
-                                            keys)),
-                      "auth.jwks_max_stale_seconds"));
+  EXPECT_TRUE(
+      Refused(ParseMinimalWith(Auth("jwks_max_stale_seconds = 9223372036854775807\n" + keys)),
+              "auth.jwks_max_stale_seconds"));
 }
 
 // verifies: AUTH-015
@@ -169,14 +171,14 @@ TEST(Auth015, JwksUrlForm) {
        {std::string("http://") + kSecret + ".example.com/jwks", std::string("ftp://") + kSecret,
         std::string("https:///jwks"), std::string(kSecret), std::string("http://10.0.0.1/jwks"),
         std::string("http://localhost.") + kSecret + "/jwks", std::string("http://[::2]/jwks")}) {
-    EXPECT_TRUE(Refused(ParseMinimalWith(Auth("jwks_url = \"" + bad + "\"\n")), "auth.jwks_url",
-                        {kSecret}))
+    EXPECT_TRUE(
+        Refused(ParseMinimalWith(Auth("jwks_url = \"" + bad + "\"\n")), "auth.jwks_url", {kSecret}))
         << bad;
   }
-  for (const char* good : {"https://auth.example.com/.well-known/jwks.json",
-                           "http://localhost:8080/jwks", "http://LOCALHOST/jwks",
-                           "http://127.0.0.1/jwks", "http://127.8.9.10/jwks", "http://[::1]:9/j",
-                           "http://[0:0:0:0:0:0:0:1]/j"}) {
+  for (const char* good :
+       {"https://auth.example.com/.well-known/jwks.json", "http://localhost:8080/jwks",
+        "http://LOCALHOST/jwks", "http://127.0.0.1/jwks", "http://127.8.9.10/jwks",
+        "http://[::1]:9/j", "http://[0:0:0:0:0:0:0:1]/j"}) {
     Result<Config> loaded = ParseMinimalWith(Auth("jwks_url = \"" + std::string(good) + "\"\n"));
     EXPECT_TRUE(loaded.ok()) << good << ": " << loaded.status().message();
   }
@@ -250,8 +252,8 @@ TEST(AuthDoc, KidLengthAndAlgorithm) {
 TEST(AuthDoc, KidFromTheEnvironmentNotRepeated) {
   std::string doc = Auth("[[auth.keys]]\nkid = \"env:KID\"\nalg = \"ES256\"\npublic_key = " +
                          TomlLiteral(Pems(TestKey::kEd25519).public_pem) + "\n");
-  EXPECT_TRUE(Refused(ParseMinimalWith(doc, FakeEnv({{"KID", kSecret}})), "auth.keys[0]",
-                      {kSecret}));
+  EXPECT_TRUE(
+      Refused(ParseMinimalWith(doc, FakeEnv({{"KID", kSecret}})), "auth.keys[0]", {kSecret}));
 }
 
 TEST(AuthDoc, EmptyKeysArrayRefused) {

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "config/config_error.h"
 #include "config/database_url.h"
@@ -49,8 +50,8 @@ Status CheckServer(const ServerConfig& s) {
     return ConfigError("server.listen",
                        "must be a numeric socket address, IPv4:port or [IPv6]:port");
   }
-  XB_RETURN_IF_ERROR(CheckDurationMs("server.max_drain_duration_ms", s.max_drain_duration_ms,
-                                     kNoMax));
+  XB_RETURN_IF_ERROR(
+      CheckDurationMs("server.max_drain_duration_ms", s.max_drain_duration_ms, kNoMax));
   if (s.tls.has_value()) {
     if (s.tls->cert_file.empty()) {
       return ConfigError("server.tls.cert_file", "must not be empty");
@@ -125,14 +126,14 @@ Status CheckDatabase(const DatabaseConfig& d) {
     }
   }
   XB_RETURN_IF_ERROR(CheckRange("database.max_connections", d.max_connections, 1, kMaxUint32));
-  XB_RETURN_IF_ERROR(CheckDurationMs("database.max_statement_timeout_ms",
-                                     d.max_statement_timeout_ms, kMaxInt32));
+  XB_RETURN_IF_ERROR(
+      CheckDurationMs("database.max_statement_timeout_ms", d.max_statement_timeout_ms, kMaxInt32));
   return Status::Ok();
 }
 
 Status CheckPublishing(const PublishingConfig& p, const DatabaseConfig& d) {
-  XB_RETURN_IF_ERROR(CheckDurationMs("publishing.max_publish_duration_ms",
-                                     p.max_publish_duration_ms, kMaxInt32));
+  XB_RETURN_IF_ERROR(
+      CheckDurationMs("publishing.max_publish_duration_ms", p.max_publish_duration_ms, kMaxInt32));
   if (p.max_publish_duration_ms <= d.max_statement_timeout_ms) {
     return ConfigError("publishing.max_publish_duration_ms",
                        "must be greater than database.max_statement_timeout_ms");
@@ -314,8 +315,8 @@ Status CheckDocument(ParsedDocument* doc, const EnvLookup& env) {
   XB_RETURN_IF_ERROR(CheckRetention(c.retention));
   XB_RETURN_IF_ERROR(CheckAuth(*doc));
   XB_RETURN_IF_ERROR(CheckChains(c.chains));
-  XB_RETURN_IF_ERROR(
-      CheckRange("validation.max_scw_cache_entries", c.validation.max_scw_cache_entries, 1, kNoMax));
+  XB_RETURN_IF_ERROR(CheckRange("validation.max_scw_cache_entries",
+                                c.validation.max_scw_cache_entries, 1, kNoMax));
   XB_RETURN_IF_ERROR(CheckLimits(c.limits));
   XB_RETURN_IF_ERROR(CheckMls(c.mls));
   if (c.push.has_value()) {

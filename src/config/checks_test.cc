@@ -28,8 +28,8 @@ Result<Config> WithIdentifier(const std::string& identifier) {
 // verifies: CONF-002
 TEST(Conf002, IdentifierRefusedWhenEmptyTooLongOrWithWhitespaceOrControl) {
   EXPECT_TRUE(Refused(WithIdentifier(""), "server.identifier"));
-  EXPECT_TRUE(Refused(WithIdentifier(std::string(257, 'a')), "server.identifier",
-                      {std::string(257, 'a')}));
+  EXPECT_TRUE(
+      Refused(WithIdentifier(std::string(257, 'a')), "server.identifier", {std::string(257, 'a')}));
   // TOML basic-string escapes for: space, tab, U+0085, U+00A0, U+1680, U+2000, U+200A, U+2028,
   // U+2029, U+202F, U+205F, U+3000, and the controls U+0000, U+001F, U+007F, U+009F.
   for (const char* bad :
@@ -61,9 +61,9 @@ TEST(Conf002, IdentifierAcceptedAtTheBounds) {
 TEST(Conf067, MinLibxmtpVersionMustBeSemVer) {
   for (const char* bad : {"", "1", "1.2", "1.2.3.4", "01.2.3", "1.2.3-", "1.2.3+", "1.2.3-01",
                           "v1.2.3", "1.2.3-a..b", "SECRETVALUE123"}) {
-    EXPECT_TRUE(Refused(ParseMinimalWith(std::string("server.min_libxmtp_version = \"") + bad +
-                                         "\""),
-                        "server.min_libxmtp_version", {kSecret}))
+    EXPECT_TRUE(
+        Refused(ParseMinimalWith(std::string("server.min_libxmtp_version = \"") + bad + "\""),
+                "server.min_libxmtp_version", {kSecret}))
         << bad;
   }
   for (const char* good : {"0.0.0", "1.2.3", "1.2.3-rc.1", "1.2.3+build.007", "1.0.0-alpha-1.0"}) {
@@ -96,18 +96,17 @@ TEST(Ops021, EnvelopeMustFitResponseFrameAndRequest) {
   // Response budget: envelope + 256.
   EXPECT_TRUE(
       ParseMinimalWith("[limits]\nmax_envelope_bytes = 1000\nmax_response_bytes = 1256").ok());
-  EXPECT_TRUE(Refused(
-      ParseMinimalWith("[limits]\nmax_envelope_bytes = 1000\nmax_response_bytes = 1255"),
-      "limits.max_envelope_bytes"));
+  EXPECT_TRUE(
+      Refused(ParseMinimalWith("[limits]\nmax_envelope_bytes = 1000\nmax_response_bytes = 1255"),
+              "limits.max_envelope_bytes"));
   // Request budget: envelope + 1 tag byte + varint length (1000 needs 2 bytes) = 1003.
   EXPECT_TRUE(
       ParseMinimalWith("[limits]\nmax_envelope_bytes = 1000\nmax_request_bytes = 1003").ok());
-  EXPECT_TRUE(Refused(
-      ParseMinimalWith("[limits]\nmax_envelope_bytes = 1000\nmax_request_bytes = 1002"),
-      "limits.max_envelope_bytes"));
-  // At the default the prefix is 1 + 3 bytes (CONF says 4 at the default).
   EXPECT_TRUE(
-      ParseMinimalWith("[limits]\nmax_request_bytes = 1048580").ok());
+      Refused(ParseMinimalWith("[limits]\nmax_envelope_bytes = 1000\nmax_request_bytes = 1002"),
+              "limits.max_envelope_bytes"));
+  // At the default the prefix is 1 + 3 bytes (CONF says 4 at the default).
+  EXPECT_TRUE(ParseMinimalWith("[limits]\nmax_request_bytes = 1048580").ok());
   EXPECT_TRUE(Refused(ParseMinimalWith("[limits]\nmax_request_bytes = 1048579"),
                       "limits.max_envelope_bytes"));
   // The DOC row "max_envelope_bytes > max_request_bytes" is subsumed.
@@ -118,9 +117,9 @@ TEST(Ops021, EnvelopeMustFitResponseFrameAndRequest) {
 
 // verifies: OPS-022
 TEST(Ops022, OtlpEndpointKeyMustBeHttpUrlWithHost) {
-  for (std::string bad : {std::string("grpc://") + kSecret + ":4317", std::string(kSecret),
-                          std::string("http://"), std::string("http:///path"),
-                          std::string("https://") + kSecret + " x", std::string("")}) {
+  for (std::string bad :
+       {std::string("grpc://") + kSecret + ":4317", std::string(kSecret), std::string("http://"),
+        std::string("http:///path"), std::string("https://") + kSecret + " x", std::string("")}) {
     EXPECT_TRUE(Refused(ParseMinimalWith("[telemetry]\notlp_endpoint = \"" + bad + "\""),
                         "telemetry.otlp_endpoint", {kSecret}))
         << bad;
@@ -141,9 +140,9 @@ TEST(Ops022, OtelEnvironmentVariableIsTheFallbackAndNamedOnError) {
   EXPECT_EQ(from_env->telemetry.otlp_endpoint, "http://collector.internal:4317");
 
   // The key wins; the variable is then not even looked at.
-  Result<Config> key_wins = ParseMinimalWith(
-      "[telemetry]\notlp_endpoint = \"https://otel.example.com\"",
-      FakeEnv({{"OTEL_EXPORTER_OTLP_ENDPOINT", "not a url"}}));
+  Result<Config> key_wins =
+      ParseMinimalWith("[telemetry]\notlp_endpoint = \"https://otel.example.com\"",
+                       FakeEnv({{"OTEL_EXPORTER_OTLP_ENDPOINT", "not a url"}}));
   ASSERT_TRUE(key_wins.ok()) << key_wins.status().message();
   EXPECT_EQ(key_wins->telemetry.otlp_endpoint, "https://otel.example.com");
 
@@ -165,8 +164,8 @@ TEST(Ops020, RetentionMustFitTheDatabaseClock) {
   EXPECT_EQ(overflow.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(overflow.message().find("retention.welcome_seconds"), std::string::npos);
   EXPECT_EQ(overflow.message().find("9223372036"), std::string::npos);
-  retention = RetentionConfig{.group_message_seconds = 1, .welcome_seconds = 1,
-                              .key_package_seconds = 2};
+  retention =
+      RetentionConfig{.group_message_seconds = 1, .welcome_seconds = 1, .key_package_seconds = 2};
   EXPECT_TRUE(CheckRetentionFitsClock(retention, kMax - 2000000000).ok());
   Status near_max = CheckRetentionFitsClock(retention, kMax - 1500000000);
   EXPECT_NE(near_max.message().find("retention.key_package_seconds"), std::string::npos);
@@ -188,8 +187,8 @@ TEST(DocChecks, ListenMustBeANumericSocketAddress) {
   for (std::string bad : {std::string(kSecret) + ":5050", std::string("localhost:5050"),
                           std::string("0.0.0.0"), std::string("0.0.0.0:65536"),
                           std::string("::1:5050"), std::string("[::1]"), std::string("")}) {
-    EXPECT_TRUE(Refused(ParseMinimalWith("server.listen = \"" + bad + "\""), "server.listen",
-                        {kSecret}))
+    EXPECT_TRUE(
+        Refused(ParseMinimalWith("server.listen = \"" + bad + "\""), "server.listen", {kSecret}))
         << bad;
   }
   EXPECT_TRUE(ParseMinimalWith("server.listen = \"127.0.0.1:0\"").ok());
@@ -200,9 +199,9 @@ TEST(DocChecks, MetricsListenEmptyOrNumeric) {
   Result<Config> off = ParseMinimalWith("[telemetry]\nmetrics_listen = \"\"");
   ASSERT_TRUE(off.ok());
   EXPECT_EQ(off->telemetry.metrics_listen, "");
-  EXPECT_TRUE(Refused(ParseMinimalWith(std::string("[telemetry]\nmetrics_listen = \"") + kSecret +
-                                       ":9464\""),
-                      "telemetry.metrics_listen", {kSecret}));
+  EXPECT_TRUE(Refused(
+      ParseMinimalWith(std::string("[telemetry]\nmetrics_listen = \"") + kSecret + ":9464\""),
+      "telemetry.metrics_listen", {kSecret}));
 }
 
 TEST(DocChecks, DurationKeysRefuseZero) {
@@ -210,13 +209,11 @@ TEST(DocChecks, DurationKeysRefuseZero) {
     const char* table;
     const char* key;
   };
-  for (const Case& c : {Case{"server", "max_drain_duration_ms"},
-                        Case{"database", "max_statement_timeout_ms"},
-                        Case{"publishing", "max_publish_duration_ms"},
-                        Case{"publishing", "max_barrier_wait_ms"},
-                        Case{"streams", "poll_interval_ms"},
-                        Case{"streams", "keepalive_interval_ms"},
-                        Case{"streams", "max_pong_wait_ms"}}) {
+  for (const Case& c :
+       {Case{"server", "max_drain_duration_ms"}, Case{"database", "max_statement_timeout_ms"},
+        Case{"publishing", "max_publish_duration_ms"}, Case{"publishing", "max_barrier_wait_ms"},
+        Case{"streams", "poll_interval_ms"}, Case{"streams", "keepalive_interval_ms"},
+        Case{"streams", "max_pong_wait_ms"}}) {
     std::string doc = std::string("[") + c.table + "]\n" + c.key + " = 0";
     if (std::string(c.table) == "server" || std::string(c.table) == "database") {
       doc = std::string(c.table) + "." + c.key + " = 0";
@@ -240,8 +237,8 @@ TEST(DocChecks, DurationKeysMustBeRepresentableOnTheMonotonicClock) {
 TEST(DocChecks, TelemetryServiceNameRatioAndAttributes) {
   EXPECT_TRUE(Refused(ParseMinimalWith("[telemetry]\nservice_name = \" \\t\\u3000\""),
                       "telemetry.service_name"));
-  EXPECT_TRUE(Refused(ParseMinimalWith("[telemetry]\nservice_name = \"\""),
-                      "telemetry.service_name"));
+  EXPECT_TRUE(
+      Refused(ParseMinimalWith("[telemetry]\nservice_name = \"\""), "telemetry.service_name"));
   for (const char* bad : {"nan", "inf", "-inf", "-0.1", "1.0000001", "2"}) {
     EXPECT_TRUE(Refused(ParseMinimalWith(std::string("[telemetry]\nsample_ratio = ") + bad),
                         "telemetry.sample_ratio"))
@@ -268,22 +265,21 @@ TEST(DocChecks, DatabaseUrlForms) {
     Result<Config> loaded = WithDatabase("url = \"" + good + "\"");
     EXPECT_TRUE(loaded.ok()) << good << ": " << loaded.status().message();
   }
-  for (std::string bad : {std::string(""), std::string("mysql://") + kSecret,
-                          std::string("postgres://") + kSecret + " host/db",
-                          std::string("postgres://") + kSecret + "@h:99999/db",
-                          std::string("postgres://h/db?") + kSecret,
-                          std::string("POSTGRES://") + kSecret, std::string("sqlite://"),
-                          std::string(kSecret)}) {
+  for (std::string bad :
+       {std::string(""), std::string("mysql://") + kSecret,
+        std::string("postgres://") + kSecret + " host/db",
+        std::string("postgres://") + kSecret + "@h:99999/db",
+        std::string("postgres://h/db?") + kSecret, std::string("POSTGRES://") + kSecret,
+        std::string("sqlite://"), std::string(kSecret)}) {
     EXPECT_TRUE(Refused(WithDatabase("url = \"" + bad + "\""), "database.url", {kSecret})) << bad;
   }
 }
 
 TEST(DocChecks, ReplicaUrlSameFormAndPostgresOnly) {
   EXPECT_TRUE(WithDatabase("url = \"postgres://p/db\"\nreplica_url = \"postgres://r/db\"").ok());
-  EXPECT_TRUE(Refused(
-      WithDatabase("url = \"postgres://p/db\"\nreplica_url = \"http://" + std::string(kSecret) +
-                   "\""),
-      "database.replica_url", {kSecret}));
+  EXPECT_TRUE(Refused(WithDatabase("url = \"postgres://p/db\"\nreplica_url = \"http://" +
+                                   std::string(kSecret) + "\""),
+                      "database.replica_url", {kSecret}));
   EXPECT_TRUE(Refused(WithDatabase("url = \"sqlite://x.db\"\nreplica_url = \"postgres://r/db\""),
                       "database.replica_url"));
   EXPECT_TRUE(Refused(WithDatabase("url = \"postgres://p/db\"\nreplica_url = \"sqlite://r.db\""),
@@ -336,9 +332,9 @@ TEST(DocChecks, RetentionRanges) {
 TEST(DocChecks, ChainIdsAndUrls) {
   for (const char* bad_id : {"eip155:", "eip155:01", "eip155:-1", "eip155:18446744073709551616",
                              "cosmos:cosmoshub-4", "EIP155:1", "eip155:1a"}) {
-    EXPECT_TRUE(Refused(ParseMinimalWith(std::string("[chains]\n\"") + bad_id +
-                                         "\" = \"https://rpc.example.com\""),
-                        "chains"))
+    EXPECT_TRUE(Refused(
+        ParseMinimalWith(std::string("[chains]\n\"") + bad_id + "\" = \"https://rpc.example.com\""),
+        "chains"))
         << bad_id;
   }
   for (std::string bad_url : {std::string("ftp://") + kSecret, std::string(kSecret),
@@ -347,9 +343,9 @@ TEST(DocChecks, ChainIdsAndUrls) {
                         {kSecret}))
         << bad_url;
   }
-  Result<Config> ok =
-      ParseMinimalWith("[chains]\n\"eip155:0\" = \"http://127.0.0.1:8545\"\n"
-                       "\"eip155:18446744073709551615\" = \"https://rpc.example.com/v1?key=abc\"");
+  Result<Config> ok = ParseMinimalWith(
+      "[chains]\n\"eip155:0\" = \"http://127.0.0.1:8545\"\n"
+      "\"eip155:18446744073709551615\" = \"https://rpc.example.com/v1?key=abc\"");
   ASSERT_TRUE(ok.ok()) << ok.status().message();
   EXPECT_EQ(ok->chains.size(), 2u);
 }
@@ -360,13 +356,28 @@ TEST(DocChecks, ValidationCacheAtLeastOne) {
 }
 
 TEST(DocChecks, EveryLimitRefusesZero) {
-  for (const char* key :
-       {"max_envelope_bytes", "max_request_bytes", "max_response_bytes", "max_publish_topics",
-        "max_query_topics", "max_query_limit", "default_query_limit", "max_newest_metadata_topics",
-        "max_newest_full_topics", "max_update_adds", "max_update_removes", "max_stream_topics",
-        "max_static_topics", "max_lookup_identifiers", "max_scw_signatures", "max_identity_entries",
-        "max_update_frames_per_second", "max_update_burst", "max_ping_frames_per_second",
-        "max_ping_burst", "max_http2_streams", "max_push_topics"}) {
+  for (const char* key : {"max_envelope_bytes",
+                          "max_request_bytes",
+                          "max_response_bytes",
+                          "max_publish_topics",
+                          "max_query_topics",
+                          "max_query_limit",
+                          "default_query_limit",
+                          "max_newest_metadata_topics",
+                          "max_newest_full_topics",
+                          "max_update_adds",
+                          "max_update_removes",
+                          "max_stream_topics",
+                          "max_static_topics",
+                          "max_lookup_identifiers",
+                          "max_scw_signatures",
+                          "max_identity_entries",
+                          "max_update_frames_per_second",
+                          "max_update_burst",
+                          "max_ping_frames_per_second",
+                          "max_ping_burst",
+                          "max_http2_streams",
+                          "max_push_topics"}) {
     EXPECT_TRUE(Refused(ParseMinimalWith(std::string("[limits]\n") + key + " = 0"),
                         std::string("limits.") + key))
         << key;
@@ -380,9 +391,9 @@ TEST(DocChecks, LimitsAboveTheirRange) {
                       "limits.max_static_topics"));
   // max_push_topics stops at 2147483647 (CONF section 7 point 10).
   EXPECT_TRUE(ParseMinimalWith("[limits]\nmax_push_topics = 2147483647").ok());
-  EXPECT_TRUE(Refused(ParseMinimalWith(std::string("[limits]\nmax_push_topics = ") +
-                                       kDistinctNumber),
-                      "limits.max_push_topics", {kDistinctNumber}));
+  EXPECT_TRUE(
+      Refused(ParseMinimalWith(std::string("[limits]\nmax_push_topics = ") + kDistinctNumber),
+              "limits.max_push_topics", {kDistinctNumber}));
 }
 
 TEST(DocChecks, LimitRelationships) {

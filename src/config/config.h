@@ -74,8 +74,8 @@ struct InlineKey {
 struct AuthConfig {
   bool enabled = false;
   std::optional<std::string> jwks_url;
-  std::vector<InlineKey> keys;                    // empty = not configured
-  std::map<std::string, std::string> api_keys;    // name -> value
+  std::vector<InlineKey> keys;                  // empty = not configured
+  std::map<std::string, std::string> api_keys;  // name -> value
   std::optional<std::vector<std::string>> audiences;
   std::optional<std::vector<std::string>> issuers;
   std::vector<std::string> required_scopes;

@@ -114,7 +114,8 @@ bool IsValidPostgresRest(std::string_view rest) {
   } else if (!after.empty()) {
     params = after.substr(1);  // after.front() == '?'
   }
-  if (!AllInClass(dbname, [](char c) { return IsUnreservedOrSubDelim(c) || c == ':' || c == '@'; })) {
+  if (!AllInClass(dbname,
+                  [](char c) { return IsUnreservedOrSubDelim(c) || c == ':' || c == '@'; })) {
     return false;
   }
   // libpq refuses a parameter without its '=' separator.

@@ -38,8 +38,8 @@ Status ResolveEnv(toml::node& node, const std::string& path, const EnvLookup& en
     return Status::Ok();
   }
   toml::value<std::string>* string = node.as_string();
-  if (string == nullptr || std::string_view(string->get()).substr(0, kEnvPrefix.size()) !=
-                               kEnvPrefix) {
+  if (string == nullptr ||
+      std::string_view(string->get()).substr(0, kEnvPrefix.size()) != kEnvPrefix) {
     return Status::Ok();
   }
   std::string name = string->get().substr(kEnvPrefix.size());
@@ -68,10 +68,10 @@ Status ResolveEnv(toml::node& node, const std::string& path, const EnvLookup& en
 // table answers "absent" to every key.
 class TableReader {
  public:
-  TableReader(const toml::table* table, std::string path)
-      : table_(table), path_(std::move(path)) {}
+  TableReader(const toml::table* table, std::string path) : table_(table), path_(std::move(path)) {}
 
   bool present() const { return table_ != nullptr; }
+  const toml::table* table() const { return table_; }
   std::string KeyPath(std::string_view key) const { return JoinKey(path_, key); }
 
   const toml::node* Get(std::string_view key) {
@@ -96,9 +96,7 @@ class TableReader {
   Status RequiredString(std::string_view key, std::string* out) {
     if (table_ == nullptr || table_->get(key) == nullptr) {
       known_.insert(std::string(key));
-      if (missing_.empty()) {
-        missing_ = KeyPath(key);
-      }
+      ReportMissing(KeyPath(key), "required key is missing");
       return Status::Ok();
     }
     return String(key, out);
@@ -258,9 +256,15 @@ class TableReader {
     return array;
   }
 
-  // implements: CONF section 1.2 (unknown keys fail startup, naming the key path; then
-  // required keys).
-  Status Finish() const {
+  // Remembers the first required key or table found missing, for MissingKeys().
+  void ReportMissing(std::string path, std::string_view reason) {
+    if (!missing_.has_value()) {
+      missing_ = ConfigError(path, reason);
+    }
+  }
+
+  // implements: CONF section 1.2 (unknown keys fail startup, naming the key path).
+  Status UnknownKeys() const {
     if (table_ != nullptr) {
       for (auto&& [key, value] : *table_) {
         if (known_.find(key.str()) == known_.end()) {
@@ -268,10 +272,15 @@ class TableReader {
         }
       }
     }
-    if (!missing_.empty()) {
-      return ConfigError(missing_, "required key is missing");
-    }
     return Status::Ok();
+  }
+
+  Status MissingKeys() const { return missing_.value_or(Status::Ok()); }
+
+  // Unknown keys first, then a missing required key.
+  Status Finish() const {
+    XB_RETURN_IF_ERROR(UnknownKeys());
+    return MissingKeys();
   }
 
  private:
@@ -287,7 +296,7 @@ class TableReader {
   const toml::table* table_;
   std::string path_;
   std::set<std::string, std::less<>> known_;
-  std::string missing_;  // the first required key found missing
+  std::optional<Status> missing_;  // the first required key or table found missing
 };
 
 // A reader for the sub-table `key` of `parent`.
@@ -474,8 +483,7 @@ Status ReadLimits(TableReader& r, LimitsConfig* l) {
   XB_RETURN_IF_ERROR(r.Unsigned("max_lookup_identifiers", &l->max_lookup_identifiers));
   XB_RETURN_IF_ERROR(r.Unsigned("max_scw_signatures", &l->max_scw_signatures));
   XB_RETURN_IF_ERROR(r.Unsigned("max_identity_entries", &l->max_identity_entries));
-  XB_RETURN_IF_ERROR(
-      r.Unsigned("max_update_frames_per_second", &l->max_update_frames_per_second));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_update_frames_per_second", &l->max_update_frames_per_second));
   XB_RETURN_IF_ERROR(r.Unsigned("max_update_burst", &l->max_update_burst));
   XB_RETURN_IF_ERROR(r.Unsigned("max_ping_frames_per_second", &l->max_ping_frames_per_second));
   XB_RETURN_IF_ERROR(r.Unsigned("max_ping_burst", &l->max_ping_burst));
@@ -530,31 +538,34 @@ Status ReadAttachments(TableReader& r, AttachmentsConfig* a) {
   XB_ASSIGN_OR_RETURN(TableReader target, SubReader(r, "target"));
   XB_ASSIGN_OR_RETURN(TableReader s3, SubReader(target, "S3"));
   if (!s3.present()) {
-    return ConfigError(target.KeyPath("S3"), "required table is missing");
+    target.ReportMissing(target.KeyPath("S3"), "required table is missing");
   }
   XB_RETURN_IF_ERROR(s3.RequiredString("endpoint", &a->s3.endpoint));
   XB_RETURN_IF_ERROR(s3.RequiredString("region", &a->s3.region));
   XB_RETURN_IF_ERROR(s3.RequiredString("bucket", &a->s3.bucket));
   XB_RETURN_IF_ERROR(s3.String("key_prefix", &a->s3.key_prefix));
   XB_RETURN_IF_ERROR(s3.Unsigned("presign_ttl_seconds", &a->s3.presign_ttl_seconds));
-  XB_ASSIGN_OR_RETURN(const toml::table* credentials, s3.Table("credentials"));
-  std::string credentials_path = s3.KeyPath("credentials");
-  if (credentials == nullptr) {
-    return ConfigError(JoinKey(credentials_path, "kind"), "required key is missing");
+  XB_ASSIGN_OR_RETURN(TableReader creds, SubReader(s3, "credentials"));
+  // A missing credentials table is a missing kind (ATCH-073 names ...credentials.kind).
+  if (s3.present()) {
+    XB_RETURN_IF_ERROR(creds.RequiredString("kind", &a->s3.credentials.kind));
   }
-  TableReader creds(credentials, credentials_path);
-  XB_RETURN_IF_ERROR(creds.RequiredString("kind", &a->s3.credentials.kind));
-  for (auto&& [name, value] : *credentials) {
-    if (name.str() == "kind") {
-      continue;
+  if (creds.present()) {
+    for (auto&& [name, value] : *creds.table()) {
+      if (name.str() != "kind") {
+        std::string field(name.str());
+        XB_RETURN_IF_ERROR(creds.String(field, &a->s3.credentials.fields[field]));
+      }
     }
-    std::string field(name.str());
-    XB_RETURN_IF_ERROR(creds.String(field, &a->s3.credentials.fields[field]));
   }
-  XB_RETURN_IF_ERROR(creds.Finish());
-  XB_RETURN_IF_ERROR(s3.Finish());
-  XB_RETURN_IF_ERROR(target.Finish());
-  return r.Finish();
+  // Every unknown key of the section before any missing one, outermost table first.
+  for (const TableReader* reader : {&r, &target, &s3, &creds}) {
+    XB_RETURN_IF_ERROR(reader->UnknownKeys());
+  }
+  for (const TableReader* reader : {&r, &target, &s3, &creds}) {
+    XB_RETURN_IF_ERROR(reader->MissingKeys());
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -575,6 +586,14 @@ Result<ParsedDocument> ReadDocument(const std::string& toml_text, const EnvLooku
 
   Config& c = doc.config;
   TableReader root(&root_table, "");
+  // A misspelt section ("[sever]") is named before the keys it was meant to hold are missed.
+  // Everything else at the top level is unknown, [[application_components]] included (CONF 2.15).
+  for (std::string_view section :
+       {"server", "telemetry", "database", "publishing", "streams", "retention", "auth", "chains",
+        "validation", "limits", "mls", "push", "attachments"}) {
+    root.Get(section);
+  }
+  XB_RETURN_IF_ERROR(root.UnknownKeys());
   XB_ASSIGN_OR_RETURN(TableReader server, SubReader(root, "server"));
   XB_RETURN_IF_ERROR(ReadServer(server, &c.server));
   XB_ASSIGN_OR_RETURN(TableReader telemetry, SubReader(root, "telemetry"));
@@ -606,8 +625,6 @@ Result<ParsedDocument> ReadDocument(const std::string& toml_text, const EnvLooku
   if (attachments.present()) {
     XB_RETURN_IF_ERROR(ReadAttachments(attachments, &c.attachments.emplace()));
   }
-  // Everything else at the top level, [[application_components]] included (CONF 2.15).
-  XB_RETURN_IF_ERROR(root.Finish());
   return doc;
 }
 

@@ -114,8 +114,7 @@ Result<Config> Load(const Sources& sources, const EnvLookup& env) {
     }
   }
   if (sources.inline_text.has_value() && sources.file_path.has_value()) {
-    return ConfigError("--config/--config-file",
-                       "give the inline document or the file, not both");
+    return ConfigError("--config/--config-file", "give the inline document or the file, not both");
   }
   std::optional<std::string> inline_text = sources.inline_text;
   std::string_view inline_source = "--config";

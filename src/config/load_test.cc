@@ -94,8 +94,8 @@ TEST(LoadSources, XmtpConfigTogetherWithConfigFileRefused) {
   TempDir dir;
   std::string path = dir.Write("xmtp.toml", std::string(kMinimal));
   std::string env_doc = std::string(kMinimal) + "# " + kSecret + "\n";
-  EXPECT_TRUE(Refused(Load({.file_path = path}, FakeEnv({{"XMTP_CONFIG", env_doc}})),
-                      "XMTP_CONFIG", {kSecret, path}));
+  EXPECT_TRUE(Refused(Load({.file_path = path}, FakeEnv({{"XMTP_CONFIG", env_doc}})), "XMTP_CONFIG",
+                      {kSecret, path}));
 }
 
 TEST(LoadSources, InlineTextNamingAFileRefusedWithoutRepeatingIt) {
@@ -119,8 +119,7 @@ TEST(LoadSources, UnreadableFileRefused) {
   std::string missing = dir.path() + "/" + kSecret + ".toml";
   Result<Config> result = Load({.file_path = missing}, FakeEnv());
   EXPECT_TRUE(Refused(result, "--config-file", {kSecret}));
-  EXPECT_NE(result.status().message().find("could not read configuration file"),
-            std::string::npos);
+  EXPECT_NE(result.status().message().find("could not read configuration file"), std::string::npos);
   // A directory is not readable as a document either.
   EXPECT_TRUE(Refused(Load({.file_path = dir.path()}, FakeEnv()), "could not read"));
 }
@@ -137,9 +136,8 @@ TEST(LoadSources, FileContentsNeverEchoed) {
 }
 
 TEST(LoadSources, SchemaCommentHasNoEffect) {
-  Result<Config> config =
-      Parse("#:schema https://example.com/xmtp-backend.schema.json\n" + std::string(kMinimal),
-            FakeEnv());
+  Result<Config> config = Parse(
+      "#:schema https://example.com/xmtp-backend.schema.json\n" + std::string(kMinimal), FakeEnv());
   EXPECT_TRUE(config.ok()) << config.status().message();
 }
 
@@ -160,9 +158,8 @@ TEST(LoadSources, LogLevelFlagValidated) {
 
 TEST(LoadSources, LogLevelFlagDoesNotExcuseABadDocumentLevel) {
   std::string doc = std::string(kMinimal) + "server.log_level = \"" + kSecret + "\"\n";
-  EXPECT_TRUE(
-      Refused(Load({.inline_text = doc, .log_level = "info"}, FakeEnv()), "server.log_level",
-              {kSecret}));
+  EXPECT_TRUE(Refused(Load({.inline_text = doc, .log_level = "info"}, FakeEnv()),
+                      "server.log_level", {kSecret}));
 }
 
 // ---- 1.2 The document ---------------------------------------------------------------------------
@@ -192,6 +189,8 @@ TEST(LoadDocument, UnknownKeyInSectionNamed) {
 
 TEST(LoadDocument, UnknownTopLevelTableNamed) {
   EXPECT_TRUE(Refused(ParseMinimalWith("[bogus]\nx = 1"), "bogus (unknown key)"));
+  // Named before the keys the misspelt section was meant to hold are found missing.
+  EXPECT_TRUE(Refused(Parse("[sever]\nidentifier = \"a\"\n", FakeEnv()), "sever (unknown key)"));
 }
 
 TEST(LoadDocument, UnknownKeyDeepInsideNamed) {
@@ -207,8 +206,8 @@ TEST(LoadDocument, UnknownKeyDeepInsideNamed) {
   // is reported as written.
   EXPECT_TRUE(Refused(ParseMinimalWith("[attachments]\nbase_ur = \"https://f.example.com\""),
                       "attachments.base_ur (unknown key)"));
-  EXPECT_TRUE(Refused(ParseMinimalWith("[limits]\nmax_query_limitt = 5"),
-                      "limits.max_query_limitt"));
+  EXPECT_TRUE(
+      Refused(ParseMinimalWith("[limits]\nmax_query_limitt = 5"), "limits.max_query_limitt"));
 }
 
 TEST(LoadDocument, UnknownKeyInArrayOfTablesNamedWithIndex) {
@@ -232,15 +231,15 @@ TEST(LoadDocument, WrongTypeNamesTheKey) {
   EXPECT_TRUE(Refused(ParseMinimalWith("server.listen = 5050"), "server.listen"));
   EXPECT_TRUE(Refused(ParseMinimalWith(std::string("server.request_logger = \"") + kSecret + "\""),
                       "server.request_logger", {kSecret}));
-  EXPECT_TRUE(Refused(ParseMinimalWith("[limits]\nmax_query_limit = 10.0"),
-                      "limits.max_query_limit"));
-  EXPECT_TRUE(Refused(ParseMinimalWith(std::string("[limits]\nmax_query_limit = \"") + kSecret +
-                                       "\""),
-                      "limits.max_query_limit", {kSecret}));
+  EXPECT_TRUE(
+      Refused(ParseMinimalWith("[limits]\nmax_query_limit = 10.0"), "limits.max_query_limit"));
+  EXPECT_TRUE(
+      Refused(ParseMinimalWith(std::string("[limits]\nmax_query_limit = \"") + kSecret + "\""),
+              "limits.max_query_limit", {kSecret}));
   EXPECT_TRUE(Refused(ParseMinimalWith("[streams]\npoll_interval_ms = 1979-05-27"),
                       "streams.poll_interval_ms"));
-  EXPECT_TRUE(Refused(ParseMinimalWith("[telemetry]\nsample_ratio = true"),
-                      "telemetry.sample_ratio"));
+  EXPECT_TRUE(
+      Refused(ParseMinimalWith("[telemetry]\nsample_ratio = true"), "telemetry.sample_ratio"));
   EXPECT_TRUE(Refused(ParseMinimalWith("[telemetry]\nresource_attributes = { a = 1 }"),
                       "telemetry.resource_attributes.a"));
   EXPECT_TRUE(Refused(ParseMinimalWith("[chains]\n\"eip155:1\" = 5"), "chains.\"eip155:1\""));
@@ -292,13 +291,12 @@ TEST(LoadDocument, EnumeratedStringsValidated) {
                       "server.log_level", {kSecret}));
   EXPECT_TRUE(Refused(ParseMinimalWith(std::string("server.log_format = \"") + kSecret + "\""),
                       "server.log_format", {kSecret}));
-  for (const auto& [name, level] :
-       std::map<std::string, LogLevel>{{"off", LogLevel::kOff},
-                                       {"error", LogLevel::kError},
-                                       {"warn", LogLevel::kWarn},
-                                       {"info", LogLevel::kInfo},
-                                       {"debug", LogLevel::kDebug},
-                                       {"trace", LogLevel::kTrace}}) {
+  for (const auto& [name, level] : std::map<std::string, LogLevel>{{"off", LogLevel::kOff},
+                                                                   {"error", LogLevel::kError},
+                                                                   {"warn", LogLevel::kWarn},
+                                                                   {"info", LogLevel::kInfo},
+                                                                   {"debug", LogLevel::kDebug},
+                                                                   {"trace", LogLevel::kTrace}}) {
     Result<Config> config = ParseMinimalWith("server.log_level = \"" + name + "\"");
     ASSERT_TRUE(config.ok()) << name;
     EXPECT_EQ(config->server.log_level, level);
@@ -568,13 +566,12 @@ audiences = ["plain", "env:AUD"]
 [auth.api_keys]
 worker = "env:WORKER_KEY"
 )";
-  Result<Config> loaded =
-      Parse(doc, FakeEnv({{"ID", "org.from.env"},
-                          {"LEVEL", "debug"},
-                          {"DB", "postgres://db.internal/xmtp"},
-                          {"TEAM", "payments"},
-                          {"AUD", "xmtp"},
-                          {"WORKER_KEY", std::string(40, 'k')}}));
+  Result<Config> loaded = Parse(doc, FakeEnv({{"ID", "org.from.env"},
+                                              {"LEVEL", "debug"},
+                                              {"DB", "postgres://db.internal/xmtp"},
+                                              {"TEAM", "payments"},
+                                              {"AUD", "xmtp"},
+                                              {"WORKER_KEY", std::string(40, 'k')}}));
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   EXPECT_EQ(loaded->server.identifier, "org.from.env");
   EXPECT_EQ(loaded->server.log_level, LogLevel::kDebug);
@@ -591,9 +588,9 @@ TEST(LoadEnv, ArrayOfTablesElementsResolved) {
                     "region = \"us-east-1\"\nbucket = \"b\"\n"
                     "credentials = { kind = \"static\", access_key_id = \"env:AK\", "
                     "secret_access_key = \"env:SK\" }\n";
-  Result<Config> loaded = Parse(doc, FakeEnv({{"BASE", "https://files.example.com"},
-                                              {"AK", "AKIDEXAMPLE"},
-                                              {"SK", kSecret}}));
+  Result<Config> loaded = Parse(
+      doc,
+      FakeEnv({{"BASE", "https://files.example.com"}, {"AK", "AKIDEXAMPLE"}, {"SK", kSecret}}));
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   EXPECT_EQ(loaded->attachments->base_url, "https://files.example.com");
   EXPECT_EQ(loaded->attachments->s3.credentials.fields.at("secret_access_key"), kSecret);
@@ -606,27 +603,26 @@ TEST(LoadEnv, MissingVariableNamesTheVariable) {
 }
 
 TEST(LoadEnv, EmptyNameRefused) {
-  EXPECT_TRUE(Refused(ParseMinimalWith("[telemetry]\nservice_name = \"env:\""),
-                      "telemetry.service_name"));
+  EXPECT_TRUE(
+      Refused(ParseMinimalWith("[telemetry]\nservice_name = \"env:\""), "telemetry.service_name"));
 }
 
 TEST(LoadEnv, NameNoEnvironmentCanHoldRefusedWithoutEcho) {
-  EXPECT_TRUE(Refused(ParseMinimalWith(std::string("[telemetry]\nservice_name = \"env:A=") +
-                                       kSecret + "\""),
-                      "telemetry.service_name", {kSecret}));
+  EXPECT_TRUE(Refused(
+      ParseMinimalWith(std::string("[telemetry]\nservice_name = \"env:A=") + kSecret + "\""),
+      "telemetry.service_name", {kSecret}));
 }
 
 TEST(LoadEnv, NoRecursion) {
-  Result<Config> loaded = ParseMinimalWith("[telemetry]\nservice_name = \"env:SVC\"",
-                                           FakeEnv({{"SVC", "env:OTHER"}}));
+  Result<Config> loaded =
+      ParseMinimalWith("[telemetry]\nservice_name = \"env:SVC\"", FakeEnv({{"SVC", "env:OTHER"}}));
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   EXPECT_EQ(loaded->telemetry.service_name, "env:OTHER");
 }
 
 TEST(LoadEnv, TableKeysNeverResolved) {
-  Result<Config> loaded =
-      ParseMinimalWith("[telemetry]\nresource_attributes = { \"env:KEY\" = \"v\" }",
-                       FakeEnv({{"KEY", "resolved"}}));
+  Result<Config> loaded = ParseMinimalWith(
+      "[telemetry]\nresource_attributes = { \"env:KEY\" = \"v\" }", FakeEnv({{"KEY", "resolved"}}));
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   EXPECT_EQ(loaded->telemetry.resource_attributes.count("env:KEY"), 1u);
   // A chain id is a key too: "env:X" stays as written and fails the CAIP-2 check.
@@ -636,9 +632,9 @@ TEST(LoadEnv, TableKeysNeverResolved) {
 }
 
 TEST(LoadEnv, NumericKeyCannotComeFromTheEnvironment) {
-  EXPECT_TRUE(Refused(ParseMinimalWith("database.max_connections = \"env:N\"",
-                                       FakeEnv({{"N", "5"}})),
-                      "database.max_connections"));
+  EXPECT_TRUE(
+      Refused(ParseMinimalWith("database.max_connections = \"env:N\"", FakeEnv({{"N", "5"}})),
+              "database.max_connections"));
 }
 
 TEST(LoadEnv, ResolvedEvenInADisabledAuthTable) {

@@ -63,7 +63,7 @@ TEST(PushChecks, ApnsBlock) {
                         std::string("push.apns.") + field, {kSecret}))
         << field;
   }
-  EXPECT_TRUE(Refused(ParseMinimalWith(Apns(key, "") ), "push.apns.environment"));
+  EXPECT_TRUE(Refused(ParseMinimalWith(Apns(key, "")), "push.apns.environment"));
   EXPECT_TRUE(Refused(ParseMinimalWith(Apns(key, kSecret)), "push.apns.environment", {kSecret}));
   // The key must be the PKCS#8 PEM of an EC P-256 private key (PUSH section 12).
   for (const std::string& bad : {Pems(TestKey::kEcP256).legacy_pem, Pems(TestKey::kRsa).pkcs8_pem,
@@ -87,11 +87,14 @@ std::string ServiceAccount(const std::string& project_id, const std::string& pri
   return "{\"type\": \"service_account\", \"project_id\": \"" + project_id +
          "\", \"private_key_id\": \"" + kSecret + "\", \"private_key\": \"" + escaped +
          "\", \"client_email\": \"push@" + project_id +
-         ".iam.gserviceaccount.com\", \"token_uri\": \"" + token_uri + "\", \"n\": [1, 2.5e3, "
+         ".iam.gserviceaccount.com\", \"token_uri\": \"" + token_uri +
+         "\", \"n\": [1, 2.5e3, "
          "{\"x\": null}, true]}";
 }
 
-std::string Fcm(const std::string& json) { return "[push.fcm]\nservice_account = '''" + json + "'''\n"; }
+std::string Fcm(const std::string& json) {
+  return "[push.fcm]\nservice_account = '''" + json + "'''\n";
+}
 
 TEST(PushChecks, FcmServiceAccount) {
   const std::string& rsa = Pems(TestKey::kRsa).pkcs8_pem;
@@ -132,13 +135,14 @@ TEST(PushChecks, AllowedDomains) {
   long_host += "ab";  // 258 bytes
   for (std::string bad :
        {std::string("https://") + kSecret + ".com", std::string(kSecret) + ".com:443",
-        std::string(kSecret) + ".com/path", std::string("a..") + kSecret, std::string("*.*.") + kSecret,
-        std::string("*") + kSecret, std::string("-") + kSecret, std::string(kSecret) + "-",
-        std::string(kSecret) + "." + long_label, long_host, std::string(""), std::string("*."),
-        std::string(kSecret) + ".", std::string(kSecret) + "_x"}) {
-    EXPECT_TRUE(Refused(ParseMinimalWith("[push.http]\nallowed_domains = [\"ok.example\", \"" +
-                                         bad + "\"]"),
-                        "push.http.allowed_domains[1]", {kSecret}))
+        std::string(kSecret) + ".com/path", std::string("a..") + kSecret,
+        std::string("*.*.") + kSecret, std::string("*") + kSecret, std::string("-") + kSecret,
+        std::string(kSecret) + "-", std::string(kSecret) + "." + long_label, long_host,
+        std::string(""), std::string("*."), std::string(kSecret) + ".",
+        std::string(kSecret) + "_x"}) {
+    EXPECT_TRUE(Refused(
+        ParseMinimalWith("[push.http]\nallowed_domains = [\"ok.example\", \"" + bad + "\"]"),
+        "push.http.allowed_domains[1]", {kSecret}))
         << bad;
   }
 }
@@ -174,15 +178,16 @@ TEST(AttachmentChecks, BaseUrlForm) {
     Result<Config> loaded = ParseMinimalWith(Attachments(good));
     EXPECT_TRUE(loaded.ok()) << good << ": " << loaded.status().message();
   }
-  for (std::string bad : {"https://files.example.com/", "http://files.example.com/a",
-                          "https://u:p@files.example.com/a", "https://files.example.com/a/../b",
-                          "https://files.example.com/a?x=1", "https://files.example.com/a#f",
-                          "https://files.example.com/a/%2E%2e/b", "https://files.example.com/./b",
-                          "HTTPS://files.example.com/a", "https://fil%65s.example.com/a",
-                          "https://[v1.x]/a", "https://files.example.com:65536/a", "https:///a",
-                          "http://192.168.1.1/a", "ftp://files.example.com/a", "files.example.com"}) {
-    EXPECT_TRUE(Refused(ParseMinimalWith(Attachments(bad)), "attachments.base_url",
-                        {"files.example.com"}))
+  for (std::string bad :
+       {"https://files.example.com/", "http://files.example.com/a",
+        "https://u:p@files.example.com/a", "https://files.example.com/a/../b",
+        "https://files.example.com/a?x=1", "https://files.example.com/a#f",
+        "https://files.example.com/a/%2E%2e/b", "https://files.example.com/./b",
+        "HTTPS://files.example.com/a", "https://fil%65s.example.com/a", "https://[v1.x]/a",
+        "https://files.example.com:65536/a", "https:///a", "http://192.168.1.1/a",
+        "ftp://files.example.com/a", "files.example.com"}) {
+    EXPECT_TRUE(
+        Refused(ParseMinimalWith(Attachments(bad)), "attachments.base_url", {"files.example.com"}))
         << bad;
   }
   EXPECT_TRUE(Refused(ParseMinimalWith(Attachments(std::string("https://") + kSecret + "/")),
@@ -251,8 +256,8 @@ TEST(AttachmentChecks, RegionBucketPrefixAndPresignLifetime) {
                         "attachments.target.S3.key_prefix"))
         << bad;
   }
-  EXPECT_TRUE(Refused(with_s3("presign_ttl_seconds = 299\n"),
-                      "attachments.target.S3.presign_ttl_seconds"));
+  EXPECT_TRUE(
+      Refused(with_s3("presign_ttl_seconds = 299\n"), "attachments.target.S3.presign_ttl_seconds"));
   EXPECT_TRUE(Refused(with_s3("presign_ttl_seconds = 3601\n"),
                       "attachments.target.S3.presign_ttl_seconds"));
   EXPECT_TRUE(with_s3("presign_ttl_seconds = 300\n").ok());
@@ -263,14 +268,14 @@ TEST(AttachmentChecks, RegionBucketPrefixAndPresignLifetime) {
 TEST(AttachmentChecks, CredentialKindsAndTheirKeys) {
   const std::string base = "https://files.example.com";
   auto with_credentials = [&](const std::string& credentials) {
-    return ParseMinimalWith(
-        Attachments(base, "", "", "https://s3.example.com", credentials));
+    return ParseMinimalWith(Attachments(base, "", "", "https://s3.example.com", credentials));
   };
   for (const char* good :
        {"kind = \"static\"\naccess_key_id = \"AK\"\nsecret_access_key = \"SK\"\n",
         "kind = \"static\"\naccess_key_id = \"AK\"\nsecret_access_key = \"SK\"\nsession_token = "
         "\"T\"\n",
-        "kind = \"default_chain\"\n", "kind = \"environment\"\n", "kind = \"profile\"\nname = "
+        "kind = \"default_chain\"\n", "kind = \"environment\"\n",
+        "kind = \"profile\"\nname = "
         "\"p\"\n",
         "kind = \"sso\"\naccount_id = \"1\"\nregion = \"r\"\nrole_name = \"n\"\nstart_url = "
         "\"https://x\"\nsession_name = \"s\"\n",
@@ -282,8 +287,8 @@ TEST(AttachmentChecks, CredentialKindsAndTheirKeys) {
   }
   EXPECT_TRUE(Refused(with_credentials(std::string("kind = \"") + kSecret + "\"\n"),
                       "attachments.target.S3.credentials.kind", {kSecret}));
-  EXPECT_TRUE(Refused(with_credentials("name = \"p\"\n"),
-                      "attachments.target.S3.credentials.kind"));
+  EXPECT_TRUE(
+      Refused(with_credentials("name = \"p\"\n"), "attachments.target.S3.credentials.kind"));
   EXPECT_TRUE(Refused(with_credentials(std::string("kind = \"static\"\naccess_key_id = \"AK\"\n"
                                                    "session_token = \"") +
                                        kSecret + "\"\n"),
@@ -303,32 +308,32 @@ TEST(AttachmentChecks, CredentialKindsAndTheirKeys) {
   }
   EXPECT_TRUE(Refused(with_credentials("kind = \"process\"\n"),
                       "attachments.target.S3.credentials.command"));
-  EXPECT_TRUE(Refused(with_credentials("kind = \"profile\"\n"),
-                      "attachments.target.S3.credentials.name"));
+  EXPECT_TRUE(
+      Refused(with_credentials("kind = \"profile\"\n"), "attachments.target.S3.credentials.name"));
   EXPECT_TRUE(Refused(with_credentials("kind = \"assume_role\"\n"),
                       "attachments.target.S3.credentials.role_arn"));
   // A key another kind takes is unknown here.
-  EXPECT_TRUE(Refused(with_credentials(std::string("kind = \"environment\"\nname = \"") + kSecret +
-                                       "\"\n"),
-                      "attachments.target.S3.credentials.name", {kSecret}));
+  EXPECT_TRUE(
+      Refused(with_credentials(std::string("kind = \"environment\"\nname = \"") + kSecret + "\"\n"),
+              "attachments.target.S3.credentials.name", {kSecret}));
   EXPECT_TRUE(Refused(with_credentials("kind = \"static\"\naccess_key_id = 5\n"),
                       "attachments.target.S3.credentials.access_key_id"));
 }
 
 // CONF 2.13 [unconfirmed] / ATTACH.md section 2: required when the section is present.
 TEST(AttachmentChecks, RequiredKeys) {
-  EXPECT_TRUE(Refused(ParseMinimalWith("[attachments]\nmax_upload_bytes = 5"),
-                      "attachments.base_url"));
+  EXPECT_TRUE(
+      Refused(ParseMinimalWith("[attachments]\nmax_upload_bytes = 5"), "attachments.base_url"));
   EXPECT_TRUE(Refused(ParseMinimalWith("[attachments]\nbase_url = \"https://f.example.com\""),
                       "attachments.target.S3"));
   std::string no_credentials =
       "[attachments]\nbase_url = \"https://f.example.com\"\n[attachments.target.S3]\nendpoint = "
       "\"https://s3.example.com\"\nregion = \"r\"\nbucket = \"b\"\n";
-  EXPECT_TRUE(
-      Refused(ParseMinimalWith(no_credentials), "attachments.target.S3.credentials.kind"));
+  EXPECT_TRUE(Refused(ParseMinimalWith(no_credentials), "attachments.target.S3.credentials.kind"));
   for (const char* key : {"endpoint", "region", "bucket"}) {
     std::string doc = no_credentials + "credentials = { kind = \"instance\" }\n";
-    doc.replace(doc.find(std::string(key) + " = "), std::string(key).size(), "x_" + std::string(key));
+    doc.replace(doc.find(std::string(key) + " = "), std::string(key).size(),
+                "x_" + std::string(key));
     EXPECT_TRUE(Refused(ParseMinimalWith(doc), std::string("attachments.target.S3.")));
   }
 }

@@ -21,10 +21,10 @@ Status CheckApns(const ApnsConfig& apns) {
     std::string_view key;
     const std::string& value;
   };
-  for (const Field& f : {Field{"push.apns.key", apns.key}, Field{"push.apns.key_id", apns.key_id},
-                         Field{"push.apns.team_id", apns.team_id},
-                         Field{"push.apns.bundle_id", apns.bundle_id},
-                         Field{"push.apns.environment", apns.environment}}) {
+  for (const Field& f :
+       {Field{"push.apns.key", apns.key}, Field{"push.apns.key_id", apns.key_id},
+        Field{"push.apns.team_id", apns.team_id}, Field{"push.apns.bundle_id", apns.bundle_id},
+        Field{"push.apns.environment", apns.environment}}) {
     if (f.value.empty()) {
       return ConfigError(f.key, "must not be empty");
     }
@@ -45,7 +45,8 @@ bool IsProjectId(std::string_view id) {
     return false;
   }
   for (char c : id) {
-    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+    bool ok =
+        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
     if (!ok) {
       return false;
     }

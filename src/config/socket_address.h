@@ -14,7 +14,7 @@ namespace xb::config {
 struct SocketAddress {
   enum class Family { kIpv4, kIpv6 };
   Family family = Family::kIpv4;
-  std::string host;  // the address as written, without brackets ("0.0.0.0", "::1")
+  std::string host;   // the address as written, without brackets ("0.0.0.0", "::1")
   uint16_t port = 0;  // 0 asks the kernel for an ephemeral port (tests)
 };
 

@@ -30,15 +30,15 @@ TEST(SocketAddress, ParsesIpv4AndIpv6) {
 
 TEST(SocketAddress, RefusesEverythingElse) {
   for (const char* bad :
-       {"", ":80", "1.2.3.4", "1.2.3.4:", "1.2.3.4:65536", "1.2.3.4:-1", "1.2.3.4:8o", "01.2.3.4:80",
-        "1.2.3:80", "256.1.1.1:80", "localhost:80", "::1:80", "[::1]", "[::1]80", "[fe80::1%eth0]:80",
-        "[::1]:80 ", " 1.2.3.4:80", "[v1.x]:80", "1.2.3.4:123456"}) {
+       {"", ":80", "1.2.3.4", "1.2.3.4:", "1.2.3.4:65536", "1.2.3.4:-1", "1.2.3.4:8o",
+        "01.2.3.4:80", "1.2.3:80", "256.1.1.1:80", "localhost:80", "::1:80", "[::1]", "[::1]80",
+        "[fe80::1%eth0]:80", "[::1]:80 ", " 1.2.3.4:80", "[v1.x]:80", "1.2.3.4:123456"}) {
     Result<SocketAddress> parsed = ParseSocketAddress(bad);
     EXPECT_FALSE(parsed.ok()) << bad;
     if (!parsed.ok()) {
-      EXPECT_EQ(std::string(bad).empty() ||
-                    parsed.status().message().find(bad) == std::string::npos,
-                true);
+      EXPECT_EQ(
+          std::string(bad).empty() || parsed.status().message().find(bad) == std::string::npos,
+          true);
     }
   }
 }
@@ -67,11 +67,26 @@ TEST(Url, SplitsTheParts) {
 }
 
 TEST(Url, RefusesMalformed) {
-  for (const char* bad : {"", "https", "https:", "https:/x", "1http://h", "ht tp://h", "http://h h",
-                          "http://h/%zz", "http://h/%4", "http://[::1", "http://[v1.x]/",
-                          "http://[fe80::1%25eth0]/", "http://h:99999/", "http://h:8x/",
-                          "http://a@b@c/", "http://h/\\", "http://h/\x7f", "http://h/\xc3\xa9",
-                          "http://h/#a#b", "http://[::1]x/"}) {
+  for (const char* bad : {"",
+                          "https",
+                          "https:",
+                          "https:/x",
+                          "1http://h",
+                          "ht tp://h",
+                          "http://h h",
+                          "http://h/%zz",
+                          "http://h/%4",
+                          "http://[::1",
+                          "http://[v1.x]/",
+                          "http://[fe80::1%25eth0]/",
+                          "http://h:99999/",
+                          "http://h:8x/",
+                          "http://a@b@c/",
+                          "http://h/\\",
+                          "http://h/\x7f",
+                          "http://h/\xc3\xa9",
+                          "http://h/#a#b",
+                          "http://[::1]x/"}) {
     EXPECT_FALSE(ParseUrl(bad).ok()) << bad;
   }
 }
@@ -103,26 +118,43 @@ TEST(DatabaseUrl, Engines) {
   Result<DatabaseUrl> pg = ParseDatabaseUrl("postgresql://u:p@h:5432/db?sslmode=verify-full");
   ASSERT_TRUE(pg.ok());
   EXPECT_EQ(pg->engine, DatabaseUrl::Engine::kPostgres);
-  for (const char* bad : {"sqlite://", "sqlite://a\tb", "postgres://h/db?flag", "postgres://h/db?=v",
-                          "postgres://h:0x1/db", "postgres://h /db", "postgres://[::1/db",
-                          "postgres://h/d%zz", "pgsql://h/db"}) {
+  for (const char* bad : {"sqlite://", "sqlite://a\tb", "postgres://h/db?flag",
+                          "postgres://h/db?=v", "postgres://h:0x1/db", "postgres://h /db",
+                          "postgres://[::1/db", "postgres://h/d%zz", "pgsql://h/db"}) {
     EXPECT_FALSE(ParseDatabaseUrl(bad).ok()) << bad;
   }
 }
 
 TEST(SemVer, Grammar) {
-  for (const char* good : {"0.0.0", "1.2.3", "10.20.30", "1.1.2-prerelease+meta", "1.0.0-alpha",
-                           "1.0.0-alpha.beta.1", "1.0.0-0.3.7", "1.0.0-x.7.z.92",
-                           "1.0.0-x-y-z.--", "1.0.0+0.build.1-rc.10000aaa-kk-0.1",
-                           "1.0.0-alpha+001", "1.0.0+21AF26D3----117B344092BD",
-                           "99999999999999999999999.999999999999999999.99999999999999999"}) {
+  for (const char* good :
+       {"0.0.0", "1.2.3", "10.20.30", "1.1.2-prerelease+meta", "1.0.0-alpha", "1.0.0-alpha.beta.1",
+        "1.0.0-0.3.7", "1.0.0-x.7.z.92", "1.0.0-x-y-z.--", "1.0.0+0.build.1-rc.10000aaa-kk-0.1",
+        "1.0.0-alpha+001", "1.0.0+21AF26D3----117B344092BD",
+        "99999999999999999999999.999999999999999999.99999999999999999"}) {
     EXPECT_TRUE(IsSemVer(good)) << good;
   }
-  for (const char* bad : {"", "1", "1.2", "1.2.3-0123", "1.2.3-0123.0123", "1.1.2+.123", "+invalid",
-                          "-invalid", "-invalid+invalid", "alpha", "1.2.3.DEV", "1.2-SNAPSHOT",
-                          "1.2.31.2.3----RC-SNAPSHOT.12.09.1--..12+788", "01.1.1", "1.01.1",
-                          "1.1.01", "1.2.3-alpha_beta", "1.2.3+build+2", "1.2.3-", "1.2.3+",
-                          " 1.2.3", "1.2.3 "}) {
+  for (const char* bad : {"",
+                          "1",
+                          "1.2",
+                          "1.2.3-0123",
+                          "1.2.3-0123.0123",
+                          "1.1.2+.123",
+                          "+invalid",
+                          "-invalid",
+                          "-invalid+invalid",
+                          "alpha",
+                          "1.2.3.DEV",
+                          "1.2-SNAPSHOT",
+                          "1.2.31.2.3----RC-SNAPSHOT.12.09.1--..12+788",
+                          "01.1.1",
+                          "1.01.1",
+                          "1.1.01",
+                          "1.2.3-alpha_beta",
+                          "1.2.3+build+2",
+                          "1.2.3-",
+                          "1.2.3+",
+                          " 1.2.3",
+                          "1.2.3 "}) {
     EXPECT_FALSE(IsSemVer(bad)) << bad;
   }
 }
@@ -162,10 +194,10 @@ TEST(JsonMembers, TopLevelStrings) {
   EXPECT_EQ(members->size(), 2u);
   EXPECT_EQ(members->at("a"), "x\n\"y\"\xC3\xA9\xF0\x9F\x98\x80");
   EXPECT_EQ(members->at("z"), "");
-  for (const char* bad : {"", "[]", "\"s\"", "{", "{\"a\"}", "{\"a\": }", "{\"a\": 01}",
-                          "{\"a\": \"\\x\"}", "{\"a\": \"\\ud800\"}", "{\"a\": 1,}", "{} x",
-                          "{\"a\": \"raw\ncontrol\"}", "{\"a\": 1, \"a\": 2}", "{\"a\": tru}",
-                          "{\"a\": 1.}", "{\"a\": -}", "{'a': 1}"}) {
+  for (const char* bad :
+       {"", "[]", "\"s\"", "{", "{\"a\"}", "{\"a\": }", "{\"a\": 01}", "{\"a\": \"\\x\"}",
+        "{\"a\": \"\\ud800\"}", "{\"a\": 1,}", "{} x", "{\"a\": \"raw\ncontrol\"}",
+        "{\"a\": 1, \"a\": 2}", "{\"a\": tru}", "{\"a\": 1.}", "{\"a\": -}", "{'a': 1}"}) {
     EXPECT_FALSE(TopLevelStringMembers(bad).ok()) << bad;
   }
   std::string deep(100, '[');

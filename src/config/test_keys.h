@@ -37,9 +37,9 @@ inline std::string BioText(BIO* bio) {
 }
 
 struct KeyPems {
-  std::string public_pem;   // PEM "PUBLIC KEY" (SubjectPublicKeyInfo)
-  std::string pkcs8_pem;    // PEM "PRIVATE KEY" (unencrypted PKCS#8)
-  std::string legacy_pem;   // the traditional form ("EC PRIVATE KEY" / "RSA PRIVATE KEY")
+  std::string public_pem;  // PEM "PUBLIC KEY" (SubjectPublicKeyInfo)
+  std::string pkcs8_pem;   // PEM "PRIVATE KEY" (unencrypted PKCS#8)
+  std::string legacy_pem;  // the traditional form ("EC PRIVATE KEY" / "RSA PRIVATE KEY")
 };
 
 inline KeyPems MakeKeyPems(TestKey kind) {

@@ -10,6 +10,7 @@
 #include "net/http1/connection.h"
 #include "net/http2/connection.h"
 #include "net/tcp_stream.h"
+#include "net/tls_stream.h"
 
 namespace xb::net {
 
@@ -32,7 +33,8 @@ asio::awaitable<void> Serve(std::unique_ptr<ByteStream> stream, ExchangeFactory&
                             ConnectionSet& set, ListenerOptions options) {
   std::string initial;
   char buf[64];
-  while (true) {
+  // With ALPN the protocol is already known; the preface is still checked below for h2.
+  while (stream->alpn() != "http/1.1") {
     const size_t have = std::min(initial.size(), kHttp2Preface.size());
     if (std::string_view(initial).substr(0, have) != kHttp2Preface.substr(0, have)) {
       break;  // diverged from the preface: HTTP/1.1
@@ -56,6 +58,15 @@ asio::awaitable<void> Serve(std::unique_ptr<ByteStream> stream, ExchangeFactory&
         std::move(stream), factory, http1::Options{.max_body_bytes = options.max_http1_body_bytes});
     co_await RunTracked(std::move(conn), set, std::move(initial));
   }
+}
+
+asio::awaitable<void> ServeTls(tcp::socket socket, Worker worker, ListenerOptions options) {
+  auto stream = std::make_unique<TlsStream>(std::move(socket), *options.tls);
+  if (!co_await stream->Handshake()) {
+    stream->Close();
+    co_return;
+  }
+  co_await Serve(std::move(stream), *worker.factory, *worker.connections, options);
 }
 
 }  // namespace
@@ -111,9 +122,15 @@ void Listener::Start() {
             }
             continue;  // e.g. EMFILE: keep accepting
           }
-          auto stream = std::make_unique<TcpStream>(std::move(socket));
-          asio::co_spawn(*worker.io, Serve(std::move(stream), *worker.factory, *worker.connections, options_),
-                         asio::detached);
+          if (options_.tls) {
+            asio::co_spawn(*worker.io, ServeTls(std::move(socket), worker, options_),
+                           asio::detached);
+          } else {
+            auto stream = std::make_unique<TcpStream>(std::move(socket));
+            asio::co_spawn(*worker.io,
+                           Serve(std::move(stream), *worker.factory, *worker.connections, options_),
+                           asio::detached);
+          }
         }
       },
       asio::detached);

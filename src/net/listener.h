@@ -5,6 +5,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -25,6 +26,8 @@ struct Worker {
 struct ListenerOptions {
   uint32_t max_http2_streams = 100;
   uint64_t max_http1_body_bytes = 0;
+  // When set, every connection is TLS with ALPN h2/http1.1 ([server.tls]).
+  std::shared_ptr<boost::asio::ssl::context> tls;
 };
 
 class Listener {

@@ -18,6 +18,7 @@
 #include "api/configuration_service.h"
 #include "config/socket_address.h"
 #include "net/listener.h"
+#include "net/tls_stream.h"
 #include "rpc/dispatcher.h"
 #include "server/health.h"
 #include "server/health_service.h"
@@ -129,10 +130,21 @@ int Run(const config::Config& config, RunOptions options) {
     Fail(listen_address.status().message());
     return 1;
   }
+  std::shared_ptr<asio::ssl::context> tls;
+  if (config.server.tls) {
+    auto context = net::MakeServerTlsContext(config.server.tls->cert_file,
+                                             config.server.tls->key_file);
+    if (!context.ok()) {
+      Fail(context.status().message());
+      return 1;
+    }
+    tls = std::move(context).value();
+  }
   auto listener = net::Listener::Create(
       main_io, net_workers, listen_address->host, listen_address->port,
       net::ListenerOptions{.max_http2_streams = config.limits.max_http2_streams,
-                           .max_http1_body_bytes = kMaxHttp1BodyBytes});
+                           .max_http1_body_bytes = kMaxHttp1BodyBytes,
+                           .tls = tls});
   if (!listener.ok()) {
     Fail("configuration is invalid: server.listen (" + listener.status().message() + ")");
     return 1;

@@ -190,7 +190,7 @@ template <typename T>
 void AppendInteger(T v, std::string* out) {
   char buf[32];
   auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  out->append(buf, end);
+  out->append(buf, static_cast<size_t>(end - buf));
 }
 
 void AppendDouble(double v, LogFormat format, std::string* out) {
@@ -204,7 +204,7 @@ void AppendDouble(double v, LogFormat format, std::string* out) {
   }
   char buf[64];
   auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  out->append(buf, end);
+  out->append(buf, static_cast<size_t>(end - buf));
 }
 
 // RFC 3339 UTC with milliseconds: 2024-05-01T12:34:56.789Z.

@@ -16,7 +16,7 @@ void AppendNumber(T value, std::string* out) {
   char buf[64];
   auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
   XB_CHECK(ec == std::errc());
-  out->append(buf, end);
+  out->append(buf, static_cast<size_t>(end - buf));
 }
 
 void AppendDouble(double value, std::string* out) {

@@ -40,6 +40,9 @@ constexpr std::chrono::seconds kReadTimeout{30};
 constexpr std::chrono::seconds kWriteTimeout{30};
 constexpr uint32_t kMaxHeaderBytes = 8 * 1024;
 constexpr uint64_t kMaxBodyBytes = 4 * 1024;
+// Prometheus holds one connection per scraper; more than this many at once is not a scraper, and
+// the surplus is closed at once so that idle connections cannot pile up (every queue is bounded).
+constexpr size_t kMaxConnections = 64;
 // After an accept error such as EMFILE, wait before accepting again instead of spinning.
 constexpr std::chrono::milliseconds kAcceptRetryDelay{100};
 
@@ -109,7 +112,7 @@ Response RespondToParseError(const beast::error_code& ec) {
 
 struct MetricsListener::State {
   State(asio::io_context& io, const Metrics& m)
-      : strand(asio::make_strand(io)), acceptor(strand), metrics(m) {}
+      : strand(asio::make_strand(io)), metrics(m), acceptor(strand) {}
 
   // Runs on the strand: closes the acceptor and every connection (their reads then complete with
   // operation_aborted and the coroutines end).
@@ -124,10 +127,10 @@ struct MetricsListener::State {
 
   // Const after construction.
   Strand strand;
-  tcp::acceptor acceptor;  // operations only on the strand once accepting
   const Metrics& metrics;
 
-  // Touched only on the strand.
+  // Touched only on the strand once Create has returned.
+  tcp::acceptor acceptor;
   bool stopped = false;
   std::unordered_set<beast::tcp_stream*> connections;
 };
@@ -186,6 +189,11 @@ asio::awaitable<void> AcceptLoop(std::shared_ptr<State> state) {
     if (ec) {  // EMFILE, ECONNABORTED, ...: transient; keep serving
       backoff.expires_after(kAcceptRetryDelay);
       co_await backoff.async_wait(kUseTuple);
+      continue;
+    }
+    if (state->connections.size() >= kMaxConnections) {
+      beast::error_code ignored;
+      socket.close(ignored);
       continue;
     }
     asio::co_spawn(state->strand, ServeConnection(state, std::move(socket)), asio::detached);

@@ -1,7 +1,8 @@
 // MetricsListener: the HTTP/1.1 listener on telemetry.metrics_listen that serves the metrics
 // exposition at GET /metrics (DECISIONS.md, OPS-016). Any other path is 404, another method on
 // /metrics is 405. Connections are keep-alive; a request head is bounded (8 KiB) and a request
-// body is refused above 4 KiB; an idle or slow connection is closed after a read timeout.
+// body is refused above 4 KiB; an idle or slow connection is closed after a read timeout (30 s);
+// at most 64 connections are open at once, further ones are closed on accept.
 //
 // Each connection is a C++20 coroutine on the listener's strand of the given io_context; the
 // io_context may be run by any number of threads. Nothing throws: Asio calls use error-code
@@ -9,7 +10,8 @@
 //
 // Lifetimes: `metrics` must outlive the io_context's processing of this listener's work (in
 // practice: Metrics is created before the io_context threads start and destroyed after they are
-// joined). The listener object may be destroyed at any time; its coroutines own their state.
+// joined). The listener must be destroyed before `io`; its coroutines own their shared state, so
+// destroying the listener while connections are open is safe.
 #pragma once
 
 #include <boost/asio/io_context.hpp>

@@ -111,5 +111,31 @@ class GrpcWebTest(harness.ServerTestCase):
         self.assertEqual(harness.parse_trailer_block(frames[-1][1])["grpc-status"], "11")
 
 
+class GrpcWebOverHttp2Test(harness.ServerTestCase):
+    """gRPC-Web over HTTP/2 (prior knowledge) with Debian's nghttp client."""
+
+    def test_grpc_web_binary_over_h2_and_advertised_stream_limit(self):
+        import shutil
+        import subprocess
+        import tempfile
+        nghttp = shutil.which("nghttp")
+        self.assertIsNotNone(nghttp, "nghttp (Debian package nghttp2-client) is required")
+        with tempfile.NamedTemporaryFile(suffix=".bin") as body:
+            body.write(harness.frame(health_pb2.HealthCheckRequest().SerializeToString()))
+            body.flush()
+            result = subprocess.run(
+                [nghttp, "-nv", "-H", "content-type: application/grpc-web+proto",
+                 "-d", body.name, "http://127.0.0.1:%d/grpc.health.v1.Health/Check" %
+                 self.server.port], capture_output=True, text=True, timeout=20)
+        out = result.stdout
+        self.assertEqual(result.returncode, 0, out + result.stderr)
+        self.assertIn("SETTINGS_MAX_CONCURRENT_STREAMS(0x03):100", out)
+        self.assertIn("content-type: application/grpc-web+proto", out)
+        self.assertIn("access-control-expose-headers", out)
+        # The status travels in the body's trailer frame: one response HEADERS, no HTTP/2 trailers.
+        self.assertEqual(out.count("recv HEADERS frame"), 1, out)
+        self.assertNotIn("grpc-status:", out)
+
+
 if __name__ == "__main__":
     unittest.main()
