@@ -16,6 +16,7 @@
 #include <boost/beast/http/write.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace xb::telemetry {
 namespace {
@@ -132,6 +133,35 @@ TEST(MetricsListenerTest, OversizedRequestHeadIsRefused) {
     EXPECT_EQ(res.result(), http::status::request_header_fields_too_large);
     EXPECT_FALSE(res.keep_alive());
   }
+}
+
+TEST(MetricsListenerTest, ConnectionsBeyondTheCapAreClosed) {
+  Metrics metrics("v");
+  IoThread io;
+  auto listener = MetricsListener::Create(io.io(), "127.0.0.1", 0, metrics);
+  ASSERT_TRUE(listener.ok());
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int i = 0; i < 64; ++i) {  // each answered once, so each is registered
+    clients.push_back(std::make_unique<Client>((*listener)->port()));
+    ASSERT_EQ(clients.back()->Get("/metrics").result(), http::status::ok);
+  }
+  Client extra((*listener)->port());
+  beast::error_code ec;
+  extra.Send(http::verb::get, "/metrics", &ec);
+  EXPECT_TRUE(ec == asio::error::eof || ec == http::error::end_of_stream ||
+              ec == asio::error::connection_reset)
+      << ec.message();
+
+  clients.pop_back();  // a slot frees up once the server sees the close
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    Client again((*listener)->port());
+    auto res = again.Send(http::verb::get, "/metrics", &ec);
+    if (!ec) {
+      EXPECT_EQ(res.result(), http::status::ok);
+      return;
+    }
+  }
+  ADD_FAILURE() << "no slot freed after a client left";
 }
 
 // verifies: OPS-022 (a metrics address that cannot be bound is refused, naming the address)

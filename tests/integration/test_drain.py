@@ -85,3 +85,29 @@ class DrainTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class GrpcWebStreamDrainTest(unittest.TestCase):
+    # verifies: OPS-007 — a gRPC-Web server stream over HTTP/1.1 (chunked) gets NOT_SERVING and
+    # then ends with grpc-status UNAVAILABLE in its trailer frame when the drain begins.
+    def test_watch_over_http1_ends_unavailable(self):
+        import http.client
+        with harness.Server() as server:
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=15)
+            conn.request("POST", "/grpc.health.v1.Health/Watch",
+                         body=harness.frame(health_pb2.HealthCheckRequest().SerializeToString()),
+                         headers={"content-type": "application/grpc-web+proto"})
+            resp = conn.getresponse()
+            self.assertEqual(resp.getheader("transfer-encoding"), "chunked")
+            first = resp.read1(64)  # the SERVING frame arrives before the call ends
+            server.terminate()
+            body = first + resp.read()
+            conn.close()
+            frames = harness.grpc_web_frames(body)
+            statuses = [health_pb2.HealthCheckResponse.FromString(p).status
+                        for f, p in frames if f == 0]
+            self.assertEqual(statuses, [health_pb2.HealthCheckResponse.SERVING,
+                                        health_pb2.HealthCheckResponse.NOT_SERVING])
+            self.assertEqual(frames[-1][0], 0x80)
+            self.assertEqual(harness.parse_trailer_block(frames[-1][1])["grpc-status"], "14")
+            self.assertEqual(server.wait(timeout=15), 0)

@@ -1,5 +1,7 @@
 #include "net/http1/connection.h"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/http/buffer_body.hpp>
@@ -133,9 +135,29 @@ asio::awaitable<bool> Connection::WriteResponse(Exchange& exchange, bool keep_al
     co_await stream_->WriteAll(asio::buffer(out), ec);
     co_return !ec;
   }
+  // A streaming response (a server stream) is the last on its connection: while it runs, a
+  // reader watches for the peer going away so the exchange is reset at once, not at the next
+  // write; nothing may be pipelined behind it.
+  (void)keep_alive;
   AppendHead(out, *exchange.head());
-  out += keep_alive ? "transfer-encoding: chunked\r\n\r\n"
-                    : "transfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+  out += "transfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+  peer_gone_ = false;
+  asio::co_spawn(
+      stream_->executor(),
+      [self = shared_from_this()]() -> asio::awaitable<void> {
+        char sink[512];
+        boost::system::error_code read_ec;
+        while (!self->closed_) {
+          co_await self->stream_->ReadSome(asio::buffer(sink), read_ec);
+          if (read_ec) {
+            break;
+          }
+        }
+        self->peer_gone_ = true;
+        self->wake_pending_ = true;
+        self->wake_timer_.cancel();
+      },
+      asio::detached);
   while (true) {
     const size_t n = exchange.pending_body();
     if (n > 0) {
@@ -159,7 +181,7 @@ asio::awaitable<bool> Connection::WriteResponse(Exchange& exchange, bool keep_al
     if (done) {
       co_return true;
     }
-    if (closed_) {
+    if (closed_ || peer_gone_) {
       co_return false;
     }
     co_await WaitForWake();
@@ -289,7 +311,7 @@ asio::awaitable<void> Connection::Run(std::string initial) {
     }
     exchange->OnResponseComplete();
     busy_ = false;
-    if (!keep_alive || early || closing_) {
+    if (!keep_alive || early || closing_ || exchange->streaming()) {
       break;
     }
   }

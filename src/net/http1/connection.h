@@ -44,6 +44,7 @@ class Connection final : public ServerConnection,
   bool closed_ = false;
   bool closing_ = false;  // close after the response in progress
   bool busy_ = false;     // a request is being served
+  bool peer_gone_ = false;  // the peer closed during a streaming response
 };
 
 }  // namespace xb::net::http1
