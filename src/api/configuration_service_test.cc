@@ -45,8 +45,8 @@ TEST(PublicConfiguration, PublishesConfiguredValues) {
   c.retention.group_message_seconds = 86400;
   c.mls.commit_log_enabled = false;
   c.server.min_libxmtp_version = "1.4.0";
-  c.chains["eip155:8453"] = "https://base.example";
-  c.chains["eip155:1"] = "https://mainnet.example";
+  c.chains["eip155:8453"] = "https://rpcsecret.invalid/a";
+  c.chains["eip155:1"] = "https://rpcsecret.invalid/b";
   auto r = BuildPublicConfiguration(c, {}, "v");
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->limits().max_query_limit(), 500u);
@@ -58,7 +58,7 @@ TEST(PublicConfiguration, PublishesConfiguredValues) {
   ASSERT_EQ(r->smart_contract_wallet_chains_size(), 2);
   EXPECT_EQ(r->smart_contract_wallet_chains(0), "eip155:1");
   EXPECT_EQ(r->smart_contract_wallet_chains(1), "eip155:8453");
-  EXPECT_EQ(r->SerializeAsString().find("example"), std::string::npos);
+  EXPECT_EQ(r->SerializeAsString().find("rpcsecret"), std::string::npos);
 }
 
 // verifies: CONF-068 — lists empty while auth is disabled, whatever the table holds.

@@ -10,7 +10,7 @@ void Router::Add(std::string path, CallKind kind, HandlerFn fn) {
 }
 
 const Handler* Router::Find(std::string_view path) const {
-  auto it = handlers_.find(std::string(path));
+  auto it = handlers_.find(path);
   return it == handlers_.end() ? nullptr : &it->second;
 }
 

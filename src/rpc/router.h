@@ -29,7 +29,12 @@ class Router {
   std::vector<std::string> Services() const;
 
  private:
-  std::unordered_map<std::string, Handler> handlers_;
+  // Transparent lookup: finding a path never allocates on the request path.
+  struct PathHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_map<std::string, Handler, PathHash, std::equal_to<>> handlers_;
 };
 
 }  // namespace xb::rpc

@@ -1,0 +1,175 @@
+#include "rpc/call.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "rpc/frame.h"
+#include "rpc/grpc_web.h"
+#include "rpc/unary.h"
+
+namespace xb::rpc {
+namespace {
+
+namespace asio = boost::asio;
+
+struct Recorder : CallObserver {
+  int done = 0;
+  void OnCallDone(Call&) override { ++done; }
+};
+
+struct Fixture {
+  asio::io_context io;
+  Recorder observer;
+  int wakes = 0;
+
+  std::shared_ptr<Call> Make(Dialect dialect, CallKind kind = CallKind::kUnary,
+                             uint64_t max_request = 1024) {
+    return std::make_shared<Call>(
+        CallOptions{.route = &telemetry::LookupRoute("/grpc.health.v1.Health/Check"),
+                    .dialect = dialect,
+                    .kind = kind,
+                    .request_id = "00000000-0000-4000-8000-000000000000",
+                    .max_request_bytes = max_request,
+                    .observer = &observer},
+        io.get_executor(), [this] { ++wakes; });
+  }
+
+  static std::string Drain(Call& call) {
+    std::string out(call.pending_body(), '\0');
+    call.PullBody(out.data(), out.size());
+    return out;
+  }
+};
+
+// An echo handler: reads one request message and answers it.
+HandlerFn Echo() {
+  return [](std::shared_ptr<Call> call) -> asio::awaitable<void> {
+    auto request = co_await ReadUnaryRequest(*call);
+    if (!request.ok()) {
+      call->Finish(request.status());
+      co_return;
+    }
+    if ((co_await call->Write(*request)).ok()) {
+      call->Finish(Status::Ok());
+    }
+  };
+}
+
+TEST(Call, NativeGrpcPutsStatusInTrailers) {
+  Fixture f;
+  auto call = f.Make(Dialect::kGrpc);
+  std::string body;
+  AppendFrame(body, "ping");
+  call->OnRequestBody(body);
+  call->OnRequestEnd();
+  asio::co_spawn(f.io, Echo()(call), asio::detached);
+  f.io.run();
+  ASSERT_NE(call->head(), nullptr);
+  EXPECT_EQ(call->head()->status, 200);
+  EXPECT_TRUE(call->body_complete());
+  std::string expected;
+  AppendFrame(expected, "ping");
+  EXPECT_EQ(Fixture::Drain(*call), expected);
+  ASSERT_EQ(call->trailers().size(), 1u);
+  EXPECT_EQ(call->trailers()[0].name, "grpc-status");
+  EXPECT_EQ(call->trailers()[0].value, "0");
+  call->OnResponseComplete();
+  EXPECT_EQ(f.observer.done, 1);
+  EXPECT_EQ(call->outcome(), StatusCode::kOk);
+}
+
+TEST(Call, GrpcWebTextDecodesAndEncodesBase64WithTrailerFrame) {
+  Fixture f;
+  auto call = f.Make(Dialect::kGrpcWebText);
+  std::string frame;
+  AppendFrame(frame, "hello");
+  const std::string text = Base64Encode(frame);
+  call->OnRequestBody(text.substr(0, 3));  // split inside a base64 group
+  call->OnRequestBody(text.substr(3));
+  call->OnRequestEnd();
+  asio::co_spawn(f.io, Echo()(call), asio::detached);
+  f.io.run();
+  std::string expected_message;
+  AppendFrame(expected_message, "hello");
+  std::string expected_trailer;
+  AppendFrame(expected_trailer, "grpc-status: 0\r\n", kFlagTrailer);
+  EXPECT_EQ(Fixture::Drain(*call), Base64Encode(expected_message) + Base64Encode(expected_trailer));
+  EXPECT_TRUE(call->trailers().empty());
+}
+
+TEST(Call, OversizedRequestFinishesOutOfRangeBeforeTheHandler) {
+  Fixture f;
+  auto call = f.Make(Dialect::kGrpcWeb, CallKind::kUnary, /*max_request=*/4);
+  std::string body;
+  AppendFrame(body, "too long");
+  call->OnRequestBody(body);
+  EXPECT_TRUE(call->finished());
+  EXPECT_EQ(call->final_status().code(), StatusCode::kOutOfRange);
+  const std::string out = Fixture::Drain(*call);
+  EXPECT_NE(out.find("grpc-status: 11"), std::string::npos);
+}
+
+TEST(Call, ResetBeforeFinishCountsCancelledAndStopsTheHandler) {
+  Fixture f;
+  auto call = f.Make(Dialect::kGrpc, CallKind::kServerStream);
+  bool handler_saw_error = false;
+  asio::co_spawn(
+      f.io,
+      [call, &handler_saw_error]() -> asio::awaitable<void> {
+        auto r = co_await call->Read();  // nothing arrives: waits until the reset
+        handler_saw_error = !r.ok();
+      },
+      asio::detached);
+  f.io.poll();
+  call->OnReset();
+  f.io.run();
+  EXPECT_TRUE(handler_saw_error);
+  EXPECT_EQ(f.observer.done, 1);
+  EXPECT_EQ(call->outcome(), StatusCode::kCancelled);
+  call->Finish(Status::Ok());  // too late: ignored
+  EXPECT_FALSE(call->finished());
+}
+
+TEST(Call, TruncatedRequestIsMalformed) {
+  Fixture f;
+  auto call = f.Make(Dialect::kGrpc);
+  std::string body;
+  AppendFrame(body, "abc");
+  body.pop_back();
+  call->OnRequestBody(body);
+  call->OnRequestEnd();
+  EXPECT_EQ(call->final_status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(call->final_status().message(), "request is malformed");
+}
+
+TEST(Call, FinishKeepsOnlyTheFirstStatusAndPercentEncodesTheMessage) {
+  Fixture f;
+  auto call = f.Make(Dialect::kGrpc);
+  call->Finish(Status(StatusCode::kUnavailable, "100% down\n"));
+  call->Finish(Status::Ok());
+  ASSERT_EQ(call->trailers().size(), 2u);
+  EXPECT_EQ(call->trailers()[0].value, "14");
+  EXPECT_EQ(call->trailers()[1].value, "100%25 down%0A");
+}
+
+TEST(Call, DeadlineFinishesDeadlineExceeded) {
+  Fixture f;
+  auto call = f.Make(Dialect::kGrpc, CallKind::kUnary);
+  call->SetDeadline(std::chrono::milliseconds(1));
+  bool slept_fully = true;
+  asio::co_spawn(
+      f.io,
+      [call, &slept_fully]() -> asio::awaitable<void> {
+        slept_fully = co_await call->SleepFor(std::chrono::seconds(30));
+      },
+      asio::detached);
+  f.io.run();
+  EXPECT_FALSE(slept_fully);
+  EXPECT_EQ(call->final_status().code(), StatusCode::kDeadlineExceeded);
+}
+
+}  // namespace
+}  // namespace xb::rpc
