@@ -22,6 +22,7 @@ readonly PACKAGES=(g++ pkg-config curl protobuf-compiler libgrpc++-dev protobuf-
                    golang-go golang-google-grpc-dev golang-google-protobuf-dev protoc-gen-go
                    protoc-gen-go-grpc nghttp2-client)
 
+ARGS=("$@")
 repeats=3
 duration=5
 binary=""
@@ -125,25 +126,54 @@ proto_closure() {
   done
 }
 
+# A free port below the ephemeral range (an ephemeral port may be taken by an outgoing
+# connection at any moment).
 pick_port() {
-  local port
+  local low port
+  read -r low _ </proc/sys/net/ipv4/ip_local_port_range
+  ((low > 12000)) || low=32768
   while true; do
-    port=$((20000 + RANDOM % 40000))
-    if [[ -z "$(ss -Htln "sport = :$port")" ]]; then
+    port=$((10000 + RANDOM % (low - 10000)))
+    if [[ -z "$(ss -Htan "sport = :$port")" ]]; then
       echo "$port"
       return
     fi
   done
 }
 
-# wait_listening PID PORT NAME: until PORT accepts (10 s deadline) while PID lives.
-wait_listening() {
-  local deadline=$((SECONDS + 10))
-  while [[ -z "$(ss -Htln "sport = :$2")" ]]; do
-    kill -0 "$1" 2>/dev/null || die "$3 exited before listening (log: $(tail -n 5 "$TMP/$3.log"))"
-    ((SECONDS < deadline)) || die "$3 did not listen on 127.0.0.1:$2 within 10 s"
-    sleep 0.05
+untrack() {
+  local keep=() p
+  for p in "${PIDS[@]}"; do
+    [[ "$p" == "$1" ]] || keep+=("$p")
   done
+  PIDS=("${keep[@]}")
+}
+
+# start_server NAME: runs launch_NAME PORT (which starts the server in the background) on a
+# free port until the server listens; tries 5 ports. Sets PID[NAME] and PORT[NAME].
+start_server() {
+  local name=$1 try port deadline pid
+  for try in 1 2 3 4 5; do
+    port=$(pick_port)
+    "launch_$name" "$port" >"$TMP/$name.log" 2>&1 &
+    pid=$!
+    PIDS+=("$pid")
+    deadline=$((SECONDS + 10))
+    while [[ -z "$(ss -Htln "sport = :$port")" ]]; do
+      if ! kill -0 "$pid" 2>/dev/null; then
+        log "$name exited before listening on $port (try $try): $(tail -n 2 "$TMP/$name.log" | tr '\n' ' ')"
+        wait "$pid" || true
+        untrack "$pid"
+        continue 2
+      fi
+      ((SECONDS < deadline)) || die "$name did not listen on 127.0.0.1:$port within 10 s"
+      sleep 0.05
+    done
+    PID[$name]=$pid
+    PORT[$name]=$port
+    return
+  done
+  die "$name could not start"
 }
 
 # CPU seconds (utime + stime) of PID so far.
@@ -157,7 +187,7 @@ cpu_seconds() {
 # ---------------------------------------------------------------------------------------------
 # Setup
 # ---------------------------------------------------------------------------------------------
-echo "command: $0 $*"
+echo "command: $0 ${ARGS[*]}"
 ensure_packages
 CLK_TCK=$(getconf CLK_TCK)
 
@@ -220,21 +250,27 @@ body_of() { echo "$TMP/${1//\//_}.body"; }
 # Servers
 # ---------------------------------------------------------------------------------------------
 declare -A PORT PID
-OURS_PORT=$(pick_port)
-OURS_TOML="[server]
-identifier = \"bench.local\"
-listen = \"127.0.0.1:$OURS_PORT\"
-log_level = \"warn\"
+ours_toml() {
+  cat <<EOF
+[server]
+identifier = "bench.local"
+listen = "127.0.0.1:$1"
+log_level = "warn"
 request_logger = false
 [telemetry]
-metrics_listen = \"\"
+metrics_listen = ""
 [database]
-url = \"sqlite://$TMP/xmtp.db\""
-taskset -c "$SERVER_CPU" "$binary" --config "$OURS_TOML" >"$TMP/ours.log" 2>&1 &
-PID[ours]=$!
-PIDS+=("${PID[ours]}")
-PORT[ours]=$OURS_PORT
-wait_listening "${PID[ours]}" "$OURS_PORT" ours
+url = "sqlite://$TMP/xmtp.db"
+EOF
+}
+launch_ours() { exec taskset -c "$SERVER_CPU" "$binary" --config "$(ours_toml "$1")"; }
+launch_grpc_cpp() { exec taskset -c "$SERVER_CPU" "$CPP/server" "127.0.0.1:$1" "$CONFIG_BIN"; }
+launch_grpc_go() {
+  export GOMAXPROCS=1  # in the launching subshell only
+  exec taskset -c "$SERVER_CPU" "$GO/server" "127.0.0.1:$1" "$CONFIG_BIN"
+}
+CONFIG_BIN="$TMP/msg.ours.xmtp.backend.v1.ConfigurationService_GetConfiguration"
+start_server ours
 
 # gate SERVER METHOD: one call with nghttp; 0 when it ended with grpc-status 0. Saves the raw
 # response body as $TMP/resp.SERVER.METHOD.
@@ -288,24 +324,12 @@ for m in "${METHODS[@]}"; do
 done
 [[ -n "${OK[ours|xmtp.backend.v1.ConfigurationService/GetConfiguration]:-}" ]] ||
   die "our GetConfiguration failed its gate: the peers have no response to serve"
-CONFIG_BIN="$TMP/msg.ours.xmtp.backend.v1.ConfigurationService_GetConfiguration"
 for m in "${METHODS[@]}"; do
   if [[ -n "${OK[ours|$m]:-}" ]] && gate_web "$m"; then OK["ours-web|$m"]=1; fi
 done
 
-PORT[grpc_cpp]=$(pick_port)
-taskset -c "$SERVER_CPU" "$CPP/server" "127.0.0.1:${PORT[grpc_cpp]}" "$CONFIG_BIN" \
-  >"$TMP/grpc_cpp.log" 2>&1 &
-PID[grpc_cpp]=$!
-PIDS+=("${PID[grpc_cpp]}")
-wait_listening "${PID[grpc_cpp]}" "${PORT[grpc_cpp]}" grpc_cpp
-
-PORT[grpc_go]=$(pick_port)
-GOMAXPROCS=1 taskset -c "$SERVER_CPU" "$GO/server" "127.0.0.1:${PORT[grpc_go]}" "$CONFIG_BIN" \
-  >"$TMP/grpc_go.log" 2>&1 &
-PID[grpc_go]=$!
-PIDS+=("${PID[grpc_go]}")
-wait_listening "${PID[grpc_go]}" "${PORT[grpc_go]}" grpc_go
+start_server grpc_cpp
+start_server grpc_go
 
 # The peers must answer each method with our exact message bytes.
 for s in grpc_cpp grpc_go; do
@@ -342,7 +366,7 @@ response:    GetConfiguration is $(stat -c %s "$CONFIG_BIN") bytes, identical fr
 $(protoc -I "$PROTO_DIR" --decode=xmtp.backend.v1.GetConfigurationResponse \
   xmtp/backend/v1/backend.proto <"$CONFIG_BIN" | tr '\n' ' ' | sed 's/  */ /g' | fold -w 96 | sed 's/^/             /')
 our config:
-$(sed 's/^/             /' <<<"$OURS_TOML")
+$(ours_toml "${PORT[ours]}" | sed 's/^/             /')
 gates:       $(for k in "${!OK[@]}"; do echo -n "${k%%|*}:${k#*|} "; done | tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/grpc.health.v1.Health\/Check/Check/g; s/xmtp.backend.v1.ConfigurationService\/GetConfiguration/GetConfiguration/g')
 EOF
 

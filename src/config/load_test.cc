@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -160,6 +161,14 @@ TEST(LoadSources, LogLevelFlagDoesNotExcuseABadDocumentLevel) {
   std::string doc = std::string(kMinimal) + "server.log_level = \"" + kSecret + "\"\n";
   EXPECT_TRUE(Refused(Load({.inline_text = doc, .log_level = "info"}, FakeEnv()),
                       "server.log_level", {kSecret}));
+}
+
+TEST(LoadSources, ProcessEnvReadsTheEnvironment) {
+  ASSERT_EQ(setenv("XB_CONFIG_TEST_VARIABLE", "value", /*overwrite=*/1), 0);
+  EnvLookup env = ProcessEnv();
+  EXPECT_EQ(env("XB_CONFIG_TEST_VARIABLE"), "value");
+  EXPECT_EQ(env("XB_CONFIG_TEST_VARIABLE_UNSET"), std::nullopt);
+  unsetenv("XB_CONFIG_TEST_VARIABLE");
 }
 
 // ---- 1.2 The document ---------------------------------------------------------------------------

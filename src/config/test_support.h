@@ -36,7 +36,8 @@ inline Result<Config> ParseMinimalWith(std::string_view extra, const EnvLookup& 
 }
 
 // Passes when `result` is a refusal in the CONF-065 shape that names `key` and contains none of
-// `absent` (the offending values).
+// `absent` (the offending values). Every refusal test goes through here.
+// verifies: CONF-065
 inline ::testing::AssertionResult Refused(const Result<Config>& result, std::string_view key,
                                           std::initializer_list<std::string_view> absent = {}) {
   if (result.ok()) {
