@@ -16,6 +16,7 @@ readonly BUILD="$ROOT/build-fuzz"
 readonly ARTIFACTS="$BUILD/artifacts"
 readonly ALL_TARGETS=(frame_decoder_fuzz grpc_web_fuzz)
 
+ARGS=("$@")
 seconds=60
 targets=()
 while [[ $# -gt 0 ]]; do
@@ -36,7 +37,7 @@ TMP="$(mktemp -d /tmp/xb-fuzz.XXXXXX)"
 trap 'rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM
 
-echo "command: $0 $*"
+echo "command: $0 ${ARGS[*]}"
 
 # clang-14 with its libFuzzer runtime (Debian: clang-14, libclang-rt-14-dev).
 missing=()
@@ -65,8 +66,9 @@ cmake --build "$BUILD" --target "${targets[@]}" >"$TMP/build.log" 2>&1 ||
 # frame HEXFLAG PAYLOAD: one gRPC frame.
 frame() {
   local n=${#2}
-  printf "\\x$1\\x%02x\\x%02x\\x%02x\\x%02x" $((n >> 24 & 255)) $((n >> 16 & 255)) \
-    $((n >> 8 & 255)) $((n & 255))
+  printf "\\x$1"
+  printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' $((n >> 24 & 255)) $((n >> 16 & 255)) \
+    $((n >> 8 & 255)) $((n & 255)))"
   printf '%s' "$2"
 }
 seed_frame_decoder() {

@@ -71,6 +71,9 @@ int Run(const config::Config& config, RunOptions options) {
   });
   telemetry::Metrics metrics(kVersion);
   asio::io_context main_io{1};
+  // Installed first: a SIGTERM that arrives once anything could have seen this process begins a
+  // drain rather than killing it.
+  asio::signal_set signals(main_io, SIGTERM, SIGINT);
 
   // Step 3: the metrics listener, before anything can report readiness (OPS-022).
   std::unique_ptr<telemetry::MetricsListener> metrics_listener;
@@ -178,7 +181,6 @@ int Run(const config::Config& config, RunOptions options) {
 
   // Drain (OPS-007, OPS-008): NOT_SERVING, admission closed, streams ended at once, unary calls
   // get the drain deadline, then whatever is left ends UNAVAILABLE and the process exits.
-  asio::signal_set signals(main_io, SIGTERM, SIGINT);
   asio::steady_timer drain_timer(main_io);
   bool stopping = false;
   auto finish = [&] {

@@ -16,8 +16,8 @@ using xmtp::backend::v1::PublishError;
 
 // What one payload kind routes to; filled by the per-kind parsers below.
 struct Routed {
-  TopicKind kind;
-  std::string identifier;
+  TopicKind kind = TopicKind::kGroupMessage;
+  std::string identifier = {};
   bool is_commit_or_proposal = false;
 };
 
