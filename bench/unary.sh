@@ -176,12 +176,13 @@ start_server() {
   die "$name could not start"
 }
 
-# CPU seconds (utime + stime) of PID so far.
-cpu_seconds() {
+# CPU time (utime + stime) of PID so far, in clock ticks (CLK_TCK per second). Pure bash: the
+# load generator's CPU is read from this shell's children times, which must not include tools.
+cpu_ticks() {
   local stat fields
   stat=$(<"/proc/$1/stat")
   read -r -a fields <<<"${stat##*) }"  # after "(comm) ": field 3 (state) is index 0
-  awk -v u="${fields[11]}" -v s="${fields[12]}" -v hz="$CLK_TCK" 'BEGIN { printf "%.4f", (u + s) / hz }'
+  echo $((fields[11] + fields[12]))
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -352,6 +353,7 @@ cat <<EOF
 == configuration
 date:        $(date -u +%Y-%m-%dT%H:%M:%SZ)
 machine:     $(nproc) CPUs, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1), $(uname -r)
+loadavg:     $(cut -d' ' -f1-3 /proc/loadavg) at start (other work on this shared machine competes for both CPUs)
 repository:  $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "no commit")$(git -C "$ROOT" diff --quiet HEAD -- src 2>/dev/null || echo " (src/ has uncommitted changes)")
 load:        $(h2load --version | head -n 1), pinned to CPU $LOAD_CPU: taskset -c $LOAD_CPU h2load -t1 -D$duration --warm-up-time=$WARMUP_S -cC -mM -H 'content-type: application/grpc' -H 'te: trailers' -d BODY URL
              gRPC-Web rows add --h1 and content-type application/grpc-web+proto (m > 1 there = HTTP/1.1 pipelining)
@@ -385,19 +387,30 @@ run_case() {
   else
     args+=(-H 'content-type: application/grpc' -H 'te: trailers')
   fi
+  times >"$TMP/times.before"  # children CPU so far: the load generator's is the difference
+  local start=$EPOCHREALTIME
   taskset -c "$LOAD_CPU" h2load "${args[@]}" "http://127.0.0.1:${PORT[$target]}/$method" \
     >"$out" 2>&1 &
   LOAD_PID=$!
   # CPU is sampled after the warm-up, so it covers the measured interval (+ h2load's shutdown).
   sleep "$WARMUP_S"
   local cpu0 cpu1
-  cpu0=$(cpu_seconds "$pid")
+  cpu0=$(cpu_ticks "$pid")
   wait "$LOAD_PID" || log "h2load exited non-zero: $server $mode $method c=$c m=$m"
   LOAD_PID=""
-  cpu1=$(cpu_seconds "$pid")
+  cpu1=$(cpu_ticks "$pid")
+  times >"$TMP/times.after"
+  local wall load_pct
+  wall=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')
+  # `times` prints "XmY.YYYs XmY.YYYs" (user, system) for the shell, then for its children.
+  load_pct=$(awk -v wall="$wall" '
+    function s(t) { split(t, p, "m"); sub(/s$/, "", p[2]); return p[1] * 60 + p[2] }
+    FNR == 2 { v = s($1) + s($2); if (FILENAME ~ /before/) a = v; else b = v }
+    END { printf "%.0f", 100 * (b - a) / wall }' "$TMP/times.before" "$TMP/times.after")
   kill -0 "$pid" 2>/dev/null || die "$target died during the load (log: $(tail -n 5 "$TMP/$target.log"))"
   awk -v server="$server" -v mode="$mode" -v method="${method##*/}" -v c="$c" -v m="$m" \
-    -v rep="$rep" -v cpu="$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { print b - a }')" '
+    -v rep="$rep" -v cpu="$(awk -v a="$cpu0" -v b="$cpu1" -v hz="$CLK_TCK" 'BEGIN { print (b - a) / hz }')" \
+    -v load="$load_pct" '
     function us(v) {
       if (v ~ /us$/) { sub(/us$/, "", v); return v + 0 }
       if (v ~ /ms$/) { sub(/ms$/, "", v); return v * 1000 }
@@ -410,8 +423,8 @@ run_case() {
     END {
       if (ok == "") { ok = 0; failed = -1 }
       per_cpu = cpu > 0 ? ok / cpu : 0
-      printf "%s %s %s %s %s %s %.2f %.1f %.1f %d %d %.3f %.1f\n", server, mode, method, c, m, rep,
-        rps, mean, max, ok, failed + errored + timeout, cpu, per_cpu
+      printf "%s %s %s %s %s %s %.2f %.1f %.1f %d %d %.3f %.1f %d\n", server, mode, method, c, m,
+        rep, rps, mean, max, ok, failed + errored + timeout, cpu, per_cpu, load
     }' "$out" >>"$TMP/results"
   if ! grep -q ' 0 failed, 0 errored, 0 timeout' "$out"; then
     log "run with failures: $server $mode $method c=$c m=$m: $(grep -E '^(requests|status codes):' "$out" | tr '\n' ' ')"
@@ -461,17 +474,18 @@ awk '
   {
     key = $1 SUBSEP $3 SUBSEP $4 SUBSEP $5
     if (!(key in seen)) { seen[key] = 1; order[++nkeys] = key }
-    for (col = 7; col <= 13; col++) vals[key, col] = vals[key, col] " " $col
+    for (col = 7; col <= 14; col++) vals[key, col] = vals[key, col] " " $col
     errs[key] += $11
   }
   END {
-    printf "%-9s %-16s %4s %3s %11s %10s %10s %12s %8s %7s\n", "server", "method", "c", "m",
-      "req/s", "mean_us", "max_us", "req/cpu-s", "cpu%", "errors"
+    printf "%-9s %-16s %4s %3s %11s %10s %10s %12s %8s %8s %7s\n", "server", "method", "c", "m",
+      "req/s", "mean_us", "max_us", "req/cpu-s", "cpu%", "load%", "errors"
     for (i = 1; i <= nkeys; i++) {
       split(order[i], k, SUBSEP)
       rps = median(order[i], 7); cpu = median(order[i], 12); pc = median(order[i], 13)
-      printf "%-9s %-16s %4s %3s %11.0f %10.0f %10.0f %12.0f %7.0f%% %7d\n", k[1], k[2], k[3], k[4],
-        rps, median(order[i], 8), median(order[i], 9), pc, 100 * cpu / '"$duration"', errs[order[i]]
+      printf "%-9s %-16s %4s %3s %11.0f %10.0f %10.0f %12.0f %7.0f%% %7.0f%% %7d\n", k[1], k[2], k[3],
+        k[4], rps, median(order[i], 8), median(order[i], 9), pc, 100 * cpu / '"$duration"',
+        median(order[i], 14), errs[order[i]]
       r[k[1], k[2], k[3], k[4]] = rps; p[k[1], k[2], k[3], k[4]] = pc
       if (!((k[2], k[3], k[4]) in cm)) { cm[k[2], k[3], k[4]] = 1; cms[++ncm] = k[2] SUBSEP k[3] SUBSEP k[4] }
     }
@@ -491,5 +505,7 @@ awk '
 ' "$TMP/results"
 echo
 echo "rows: ours-web = gRPC-Web binary over HTTP/1.1 to our server (no peer speaks gRPC-Web);"
-echo "cpu% = server CPU time over the ${duration} s measured interval (100% = the whole of CPU $SERVER_CPU)."
+echo "cpu% = server CPU time over the ${duration} s measured interval (100% = the whole of CPU $SERVER_CPU);"
+echo "load% = h2load CPU time over its whole run, warm-up included (near 100% = the load generator is the limit)."
+echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)."
 echo "Absolute numbers depend on this shared 2-core machine; only the ratios from one run compare."

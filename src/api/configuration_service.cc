@@ -90,13 +90,14 @@ Result<v1::GetConfigurationResponse> BuildPublicConfiguration(
 
 void AddConfigurationService(rpc::Router& router, v1::GetConfigurationResponse response) {
   auto shared = std::make_shared<const v1::GetConfigurationResponse>(std::move(response));
-  router.Add("/xmtp.backend.v1.ConfigurationService/GetConfiguration", rpc::CallKind::kUnary,
-             rpc::Unary<v1::GetConfigurationRequest, v1::GetConfigurationResponse>(
-                 [shared](const v1::GetConfigurationRequest&,
-                          rpc::Call&) -> boost::asio::awaitable<Result<v1::GetConfigurationResponse>> {
-                   co_return *shared;
-                 },
-                 /*max_response_bytes=*/0));  // bounded by CONF-009 instead (API.md 1.4)
+  router.Add(
+      "/xmtp.backend.v1.ConfigurationService/GetConfiguration", rpc::CallKind::kUnary,
+      rpc::Unary<v1::GetConfigurationRequest, v1::GetConfigurationResponse>(
+          [shared](const v1::GetConfigurationRequest&,
+                   rpc::Call&) -> boost::asio::awaitable<Result<v1::GetConfigurationResponse>> {
+            co_return *shared;
+          },
+          /*max_response_bytes=*/0));  // bounded by CONF-009 instead (API.md 1.4)
 }
 
 }  // namespace xb::api

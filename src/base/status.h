@@ -115,3 +115,12 @@ class [[nodiscard]] Result {
     return XB_CONCAT(xb_result_, __LINE__).status();                 \
   }                                                                  \
   lhs = std::move(XB_CONCAT(xb_result_, __LINE__)).value()
+
+// In a coroutine returning awaitable<Result<T>> or awaitable<Status>.
+#define XB_RETURN_IF_ERROR_CO(expr)        \
+  do {                                     \
+    ::xb::Status xb_status_tmp = (expr);   \
+    if (!xb_status_tmp.ok()) {             \
+      co_return xb_status_tmp;             \
+    }                                      \
+  } while (0)

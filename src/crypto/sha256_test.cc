@@ -32,9 +32,10 @@ TEST(Sha256, TwoBlockMessage448Bits) {
 }
 
 TEST(Sha256, Message896Bits) {
-  EXPECT_EQ(Hex(Sha256("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmno"
-                       "pqklmnopqrlmnopqrsmnopqrstnopqrstu")),
-            "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
+  EXPECT_EQ(
+      Hex(Sha256("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmno"
+                 "pqklmnopqrlmnopqrsmnopqrstnopqrstu")),
+      "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
 }
 
 TEST(Sha256, OneMillionTimesA) {

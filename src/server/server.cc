@@ -9,13 +9,16 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "api/configuration_service.h"
+#include "api/publish_service.h"
+#include "api/query_service.h"
+#include "config/load.h"
 #include "config/socket_address.h"
 #include "net/listener.h"
 #include "net/tls_stream.h"
@@ -23,6 +26,8 @@
 #include "server/health.h"
 #include "server/health_service.h"
 #include "server/version.h"
+#include "store/db_pool.h"
+#include "store/open.h"
 #include "telemetry/logger.h"
 #include "telemetry/metrics.h"
 #include "telemetry/metrics_listener.h"
@@ -93,6 +98,36 @@ int Run(const config::Config& config, RunOptions options) {
     metrics_listener = std::move(created).value();
   }
 
+  // Step 5: the store — migrations applied, replica caught up — and OPS-020 against its clock.
+  auto opened = store::OpenStore(config);
+  if (!opened.ok()) {
+    Fail(opened.status().message());
+    return 1;
+  }
+  std::unique_ptr<store::Store> store = std::move(opened).value();
+  {
+    auto clock = store->ClockNs();
+    if (std::holds_alternative<store::StoreError>(clock)) {
+      Fail("configuration is invalid: database.url (the store clock cannot be read)");
+      return 1;
+    }
+    // implements: OPS-020 (startup)
+    Status fits = config::CheckRetentionFitsClock(config.retention, std::get<int64_t>(clock));
+    if (!fits.ok()) {
+      Fail(fits.message());
+      return 1;
+    }
+  }
+  store::DbPool db_pool(std::max<size_t>(1, config.database.max_connections));
+  api::ApiContext api_context{
+      .store = store.get(),
+      .db = &db_pool,
+      .metrics = &metrics,
+      .limits = config.limits,
+      .retention = config.retention,
+      .max_publish_duration_ms = config.publishing.max_publish_duration_ms,
+  };
+
   // Step 6: the public configuration (CONF-009). No key set is loaded yet (auth lands later).
   auto public_config = api::BuildPublicConfiguration(config, {}, kVersion);
   if (!public_config.ok()) {
@@ -102,6 +137,8 @@ int Run(const config::Config& config, RunOptions options) {
 
   rpc::Router router;
   api::AddConfigurationService(router, std::move(public_config).value());
+  api::AddQueryService(router, api_context);
+  api::AddPublishService(router, api_context);
   if (options.extra_handlers) {
     options.extra_handlers(router);
   }
@@ -122,8 +159,8 @@ int Run(const config::Config& config, RunOptions options) {
         rpc::DispatcherOptions{.max_request_bytes = config.limits.max_request_bytes,
                                .identifier = config.server.identifier,
                                .request_logger = config.server.request_logger});
-    net_workers.push_back(net::Worker{
-        .io = &w->io, .factory = w->dispatcher.get(), .connections = &w->connections});
+    net_workers.push_back(
+        net::Worker{.io = &w->io, .factory = w->dispatcher.get(), .connections = &w->connections});
     workers.push_back(std::move(w));
   }
 
@@ -135,8 +172,8 @@ int Run(const config::Config& config, RunOptions options) {
   }
   std::shared_ptr<asio::ssl::context> tls;
   if (config.server.tls) {
-    auto context = net::MakeServerTlsContext(config.server.tls->cert_file,
-                                             config.server.tls->key_file);
+    auto context =
+        net::MakeServerTlsContext(config.server.tls->cert_file, config.server.tls->key_file);
     if (!context.ok()) {
       Fail(context.status().message());
       return 1;
@@ -168,7 +205,7 @@ int Run(const config::Config& config, RunOptions options) {
   }
   (*listener)->Start();
   if (metrics_listener) {
-      }
+  }
   health.Set(true);
   if (metrics_listener) {
     auto metrics_address = config::ParseSocketAddress(config.telemetry.metrics_listen);

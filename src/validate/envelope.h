@@ -33,7 +33,7 @@ struct ParsedEnvelope {
   TopicKind kind = TopicKind::kGroupMessage;
   std::string topic;  // TOPIC-001: kind byte + identifier
   bool is_commit_or_proposal = false;
-  std::string stored_bytes;               // the backend's encoding (API.md 2.15, API-211)
+  std::string stored_bytes;                // the backend's encoding (API.md 2.15, API-211)
   std::array<uint8_t, 32> message_hash{};  // SHA-256 of stored_bytes
   // Identity updates: the decoded update (unknown fields discarded), for the later validator.
   std::optional<xmtp::identity::associations::IdentityUpdate> identity_update;

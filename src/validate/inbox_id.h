@@ -2,6 +2,7 @@
 // characters and the identity topic holds the 32 decoded bytes.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>

@@ -26,7 +26,7 @@ struct ParsedKeyPackage {
   uint16_t version = 0;       // any value parses; must be 1 (VALIDATION.md 4.3 step 3)
   uint16_t cipher_suite = 0;  // a known suite (VALIDATION.md 4.4)
   ByteRange init_key;
-  LeafNodeFields leaf_node;  // leaf_node.signature_key is the installation key (topic)
+  LeafNodeFields leaf_node;               // leaf_node.signature_key is the installation key (topic)
   std::vector<uint16_t> extension_types;  // KeyPackage extensions, wire order, no duplicates
   ByteRange tbs;        // KeyPackageTBS: everything before the KeyPackage signature
   ByteRange signature;  // KeyPackage signature

@@ -38,8 +38,8 @@ struct LeafNodeFields {
   ByteRange credential_content;
   Capabilities capabilities;
   LeafNodeSource source = LeafNodeSource::kKeyPackage;
-  std::optional<Lifetime> lifetime;  // set iff source is key_package
-  ByteRange parent_hash;             // source commit only
+  std::optional<Lifetime> lifetime;       // set iff source is key_package
+  ByteRange parent_hash;                  // source commit only
   std::vector<uint16_t> extension_types;  // in wire order
   // From encryption_key through the extensions: the whole LeafNodeTBS for source key_package
   // (for update and commit, LeafNodeTBS appends group_id and leaf_index, which are not here).

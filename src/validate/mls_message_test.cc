@@ -9,9 +9,9 @@
 namespace xb::validate {
 namespace {
 
-using testing::ExternalSender;
 using testing::Extension;
 using testing::Extensions;
+using testing::ExternalSender;
 using testing::KeyPackage;
 using testing::KeyPackageSpec;
 using testing::LeafNode;
@@ -107,12 +107,11 @@ TEST(MlsMessage, PrivateMessageFields) {
 
 // verifies: API-212 — is_commit_or_proposal = content type 2 or 3.
 TEST(MlsMessage, CommitOrProposalFromContentType) {
-  EXPECT_FALSE(ParseGroupMessageData(PrivateMessage(kGroupId, 1, kApplication))
-                   ->is_commit_or_proposal());
+  EXPECT_FALSE(
+      ParseGroupMessageData(PrivateMessage(kGroupId, 1, kApplication))->is_commit_or_proposal());
   EXPECT_TRUE(
       ParseGroupMessageData(PrivateMessage(kGroupId, 1, kProposal))->is_commit_or_proposal());
-  EXPECT_TRUE(
-      ParseGroupMessageData(PrivateMessage(kGroupId, 1, kCommit))->is_commit_or_proposal());
+  EXPECT_TRUE(ParseGroupMessageData(PrivateMessage(kGroupId, 1, kCommit))->is_commit_or_proposal());
 }
 
 TEST(MlsMessage, ContentTypeOutsideOneToThreeIsMalformed) {
@@ -120,8 +119,8 @@ TEST(MlsMessage, ContentTypeOutsideOneToThreeIsMalformed) {
     Result<ParsedGroupMessage> parsed = ParseGroupMessageData(PrivateMessage(kGroupId, 1, ct));
     ASSERT_FALSE(parsed.ok()) << int{ct};
     EXPECT_EQ(parsed.status().message(), "content type is unknown");
-    EXPECT_FALSE(Parses(PublicMessage(kGroupId, MemberSender(0), ct, Vec("x"),
-                                      Signature() + Tag())))
+    EXPECT_FALSE(
+        Parses(PublicMessage(kGroupId, MemberSender(0), ct, Vec("x"), Signature() + Tag())))
         << int{ct};
   }
 }
@@ -171,7 +170,8 @@ TEST(MlsMessage, EveryStrictPrefixOfAMessageIsMalformed) {
   for (const std::string& m : messages) {
     ASSERT_TRUE(Parses(m));
     for (size_t n = 0; n < m.size(); ++n) {
-      ASSERT_FALSE(Parses(std::string_view(m).substr(0, n))) << "prefix " << n << " of " << m.size();
+      ASSERT_FALSE(Parses(std::string_view(m).substr(0, n)))
+          << "prefix " << n << " of " << m.size();
     }
   }
 }
@@ -184,14 +184,14 @@ TEST(MlsMessage, LongVectorsWithTwoAndFourBytePrefixes) {
 
 TEST(MlsMessage, BadVectorPrefixesAreMalformed) {
   // Group id length 16 written in two bytes.
-  EXPECT_FALSE(Parses(MlsHeader(2) + U16(0x4010) + kGroupId + U64(1) + U8(1) + Vec("") + Vec("") +
-                      Vec("")));
+  EXPECT_FALSE(
+      Parses(MlsHeader(2) + U16(0x4010) + kGroupId + U64(1) + U8(1) + Vec("") + Vec("") + Vec("")));
   // Ciphertext length 2 written in four bytes.
   EXPECT_FALSE(Parses(MlsHeader(2) + Vec(kGroupId) + U64(1) + U8(1) + Vec("") + Vec("") +
                       U32(0x80000002) + "ct"));
   // A 0b11 prefix on the group id.
-  EXPECT_FALSE(Parses(MlsHeader(2) + U8(0xd0) + kGroupId + U64(1) + U8(1) + Vec("") + Vec("") +
-                      Vec("")));
+  EXPECT_FALSE(
+      Parses(MlsHeader(2) + U8(0xd0) + kGroupId + U64(1) + U8(1) + Vec("") + Vec("") + Vec("")));
 }
 
 TEST(MlsMessage, PublicMessageSenders) {
@@ -207,7 +207,8 @@ TEST(MlsMessage, PublicMessageSenders) {
   // A member sender without its membership tag is truncated.
   EXPECT_FALSE(Parses(PublicMessage(kGroupId, MemberSender(9), kApplication, app, Signature())));
   // external: sender_index, no membership tag.
-  EXPECT_TRUE(Parses(PublicMessage(kGroupId, ExternalSender(0), kProposal, Remove(1), Signature())));
+  EXPECT_TRUE(
+      Parses(PublicMessage(kGroupId, ExternalSender(0), kProposal, Remove(1), Signature())));
   // new_member_proposal: nothing after the type.
   EXPECT_TRUE(Parses(PublicMessage(kGroupId, NewMemberProposalSender(), kProposal,
                                    Proposal(1, KeyPackage(KeyPackageSpec{})), Signature())));
@@ -219,8 +220,8 @@ TEST(MlsMessage, PublicMessageSenders) {
 
 TEST(MlsMessage, UnknownSenderTypeIsMalformed) {
   for (uint8_t type : {0, 5, 0xff}) {
-    Result<ParsedGroupMessage> parsed = ParseGroupMessageData(PublicMessage(
-        kGroupId, U8(type) + U32(0), kApplication, Vec("x"), Signature() + Tag()));
+    Result<ParsedGroupMessage> parsed = ParseGroupMessageData(
+        PublicMessage(kGroupId, U8(type) + U32(0), kApplication, Vec("x"), Signature() + Tag()));
     ASSERT_FALSE(parsed.ok()) << int{type};
     EXPECT_EQ(parsed.status().message(), "sender type is unknown");
   }
@@ -254,10 +255,10 @@ TEST(MlsMessage, CommitBodies) {
 // VALIDATION.md 2.1 quirk: inside a group message, an element that overruns its vector's
 // declared length is accepted as the reference accepts it.
 TEST(MlsMessage, ElementOverrunInsideAGroupMessageIsAccepted) {
-  const std::string proposal = ByValue(Remove(1));  // 7 bytes
+  const std::string proposal = ByValue(Remove(1));    // 7 bytes
   const std::string body = U8(1) + proposal + U8(0);  // proposals<V> declares 1 byte
-  EXPECT_TRUE(Parses(
-      PublicMessage(kGroupId, MemberSender(0), kCommit, body, Signature() + Tag() + Tag())));
+  EXPECT_TRUE(
+      Parses(PublicMessage(kGroupId, MemberSender(0), kCommit, body, Signature() + Tag() + Tag())));
 }
 
 TEST(MlsMessage, ProposalBodies) {
@@ -266,8 +267,8 @@ TEST(MlsMessage, ProposalBodies) {
   update_leaf.source_body = "";
   const std::string psk_nonce = Vec(Repeat(0x33, 32));
   const std::string ratchet_tree =
-      Vec(U8(1) + U8(1) + LeafNode(KeyPackageSpec{}.leaf) +         // leaf node
-          U8(0) +                                                   // blank
+      Vec(U8(1) + U8(1) + LeafNode(KeyPackageSpec{}.leaf) +               // leaf node
+          U8(0) +                                                         // blank
           U8(1) + U8(2) + Vec("ek") + Vec("ph") + Vec(U32(0) + U32(2)));  // parent node
   struct Case {
     std::string name;

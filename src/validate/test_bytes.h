@@ -12,11 +12,24 @@
 
 namespace xb::validate::testing {
 
-inline std::string Unhex(std::string_view hex) {
+// Hex to bytes; spaces are ignored, so tests can group bytes by field ("0a02 1801").
+inline std::string Unhex(std::string_view spaced_hex) {
+  std::string hex;
+  for (char c : spaced_hex) {
+    if (c != ' ') {
+      hex.push_back(c);
+    }
+  }
   auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= '0' && c <= '9') {
+      return c - '0';
+    }
+    if (c >= 'a' && c <= 'f') {
+      return c - 'a' + 10;
+    }
+    if (c >= 'A' && c <= 'F') {
+      return c - 'A' + 10;
+    }
     std::abort();  // a typo in a test vector
   };
   if (hex.size() % 2 != 0) {
@@ -40,12 +53,17 @@ inline std::string Hex(std::string_view bytes) {
   return out;
 }
 
+// Spaced hex ("0a02 1801") as plain lowercase hex, for comparing with Hex().
+inline std::string Squeeze(std::string_view spaced_hex) { return Hex(Unhex(spaced_hex)); }
+
 template <size_t N>
 std::string Hex(const std::array<uint8_t, N>& bytes) {
   return Hex(std::string_view(reinterpret_cast<const char*>(bytes.data()), N));
 }
 
-inline std::string Repeat(uint8_t byte, size_t n) { return std::string(n, static_cast<char>(byte)); }
+inline std::string Repeat(uint8_t byte, size_t n) {
+  return std::string(n, static_cast<char>(byte));
+}
 
 inline std::string U8(uint8_t v) { return std::string(1, static_cast<char>(v)); }
 inline std::string U16(uint16_t v) { return U8(v >> 8) + U8(v & 0xff); }
@@ -65,5 +83,27 @@ inline std::string Prefix(size_t length) {
 
 // `body` as a variable-length vector (prefix + body).
 inline std::string Vec(std::string_view body) { return Prefix(body.size()) + std::string(body); }
+
+// Protobuf wire pieces, for inputs a protobuf serializer would never write (non-minimal varints,
+// out-of-order fields, unknown fields).
+inline std::string PbVarint(uint64_t v) {
+  std::string out;
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+  return out;
+}
+
+// Field `number` as a length-delimited field (wire type 2).
+inline std::string PbBytes(uint32_t number, std::string_view body) {
+  return PbVarint((uint64_t{number} << 3) | 2) + PbVarint(body.size()) + std::string(body);
+}
+
+// Field `number` as a varint field (wire type 0).
+inline std::string PbUint(uint32_t number, uint64_t v) {
+  return PbVarint(uint64_t{number} << 3) + PbVarint(v);
+}
 
 }  // namespace xb::validate::testing

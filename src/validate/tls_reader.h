@@ -49,7 +49,7 @@ class TlsReader {
   // A vector of non-byte elements (`T x<V>`), read the way the reference parser reads it
   // (VALIDATION.md 2.1 quirk): after the prefix, `read_element(*this)` is called until the bytes
   // consumed since the prefix reach or pass the declared length. An element that straddles the
-  // declared end is not an error; it sets overran() and parsing continues after that element.
+  // declared end is not an error; it sets non_canonical() and parsing continues after it.
   // The declared body must fit in the input. `read_element` returns Status and must consume at
   // least one byte when it succeeds (every RFC 9420 element does); otherwise this fails.
   template <typename ReadElement>

@@ -16,7 +16,7 @@ Result<size_t> LengthOf(std::string_view hex) {
 }
 
 TEST(TlsReader, ReadsBigEndianIntegers) {
-  const std::string bytes = Unhex("01" "0203" "04050607" "08090a0b0c0d0e0f");
+  const std::string bytes = Unhex("01 0203 04050607 08090a0b0c0d0e0f");
   TlsReader r(bytes);
   EXPECT_EQ(*r.ReadUint8(), 0x01);
   EXPECT_EQ(*r.ReadUint16(), 0x0203);
@@ -75,7 +75,7 @@ TEST(TlsReader, PrefixCutShortFails) {
 }
 
 TEST(TlsReader, OpaqueVectorReturnsBodyAndRange) {
-  const std::string bytes = Unhex("aa" "03010203" "00" "ff");
+  const std::string bytes = Unhex("aa 03010203 00 ff");
   TlsReader r(bytes);
   ASSERT_TRUE(r.ReadUint8().ok());
   Result<std::string_view> body = r.ReadOpaque();
@@ -111,14 +111,13 @@ TEST(TlsReader, LargeOpaqueVectorsUseTwoAndFourBytePrefixes) {
 Status ReadU16(TlsReader& r) { return r.ReadUint16().status(); }
 
 TEST(TlsReader, ElementVectorReadsWholeElements) {
-  const std::string bytes = Unhex("06" "0001" "0002" "0003" "ee");
+  const std::string bytes = Unhex("06 0001 0002 0003 ee");
   TlsReader r(bytes);
   int count = 0;
   ASSERT_TRUE(r.ReadElements([&](TlsReader& e) {
                  ++count;
                  return ReadU16(e);
-               })
-                  .ok());
+               }).ok());
   EXPECT_EQ(count, 3);
   EXPECT_EQ(r.position(), 7u);
   EXPECT_FALSE(r.non_canonical());
@@ -127,14 +126,13 @@ TEST(TlsReader, ElementVectorReadsWholeElements) {
 // VALIDATION.md 2.1 quirk: an element straddling the declared end is read whole, parsing continues
 // after it, and the reader remembers that the input is not a canonical encoding.
 TEST(TlsReader, ElementOverrunningDeclaredLengthIsReadWholeAndMarked) {
-  const std::string bytes = Unhex("03" "0001" "0002" "ee");
+  const std::string bytes = Unhex("03 0001 0002 ee");
   TlsReader r(bytes);
   int count = 0;
   ASSERT_TRUE(r.ReadElements([&](TlsReader& e) {
                  ++count;
                  return ReadU16(e);
-               })
-                  .ok());
+               }).ok());
   EXPECT_EQ(count, 2);
   EXPECT_EQ(r.position(), 5u);
   EXPECT_TRUE(r.non_canonical());
@@ -144,33 +142,33 @@ TEST(TlsReader, ElementOverrunningDeclaredLengthIsReadWholeAndMarked) {
 TEST(TlsReader, ElementVectorFailures) {
   {
     // Declared body longer than the input.
-    const std::string bytes = Unhex("08" "0001");
+    const std::string bytes = Unhex("08 0001");
     TlsReader r(bytes);
     EXPECT_FALSE(r.ReadElements(ReadU16).ok());
   }
   {
     // The last element runs past the end of the input.
-    const std::string bytes = Unhex("01" "00");
+    const std::string bytes = Unhex("01 00");
     TlsReader r(bytes);
     EXPECT_FALSE(r.ReadElements(ReadU16).ok());
   }
   {
     // An element reader that consumes nothing cannot loop forever.
-    const std::string bytes = Unhex("01" "00");
+    const std::string bytes = Unhex("01 00");
     TlsReader r(bytes);
     Status s = r.ReadElements([](TlsReader&) { return Status::Ok(); });
     EXPECT_EQ(s.message(), "vector element is empty");
   }
   {
     // The element's own failure is returned.
-    const std::string bytes = Unhex("02" "0001");
+    const std::string bytes = Unhex("02 0001");
     TlsReader r(bytes);
     Status s = r.ReadElements([](TlsReader&) { return InvalidArgument("element is bad"); });
     EXPECT_EQ(s.message(), "element is bad");
   }
   {
     // A non-minimal prefix fails here too.
-    const std::string bytes = Unhex("4002" "0001");
+    const std::string bytes = Unhex("4002 0001");
     TlsReader r(bytes);
     EXPECT_FALSE(r.ReadElements(ReadU16).ok());
   }

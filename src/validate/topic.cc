@@ -5,9 +5,7 @@
 namespace xb::validate {
 namespace {
 
-bool IsKnownKind(uint8_t byte) {
-  return byte <= static_cast<uint8_t>(TopicKind::kCommitLog);
-}
+bool IsKnownKind(uint8_t byte) { return byte <= static_cast<uint8_t>(TopicKind::kCommitLog); }
 
 }  // namespace
 

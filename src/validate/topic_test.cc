@@ -32,9 +32,9 @@ TEST(Topic, ApiExamplesByteByByte) {
   EXPECT_EQ(Hex(key_package), "03" + std::string(64, '2'));
   EXPECT_EQ(key_package.size(), 33u);
 
-  const std::string identity = MakeTopic(
-      TopicKind::kIdentityUpdate,
-      Unhex("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"));
+  const std::string identity =
+      MakeTopic(TopicKind::kIdentityUpdate,
+                Unhex("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"));
   EXPECT_EQ(Hex(identity), "02e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(identity.size(), 33u);
 
@@ -55,7 +55,8 @@ TEST(Topic, MalformedRequestTopicsAreInvalidArgument) {
     std::string topic;
     std::string_view message;
   };
-  const std::string ascii_inbox = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+  const std::string ascii_inbox =
+      "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
   const Case cases[] = {
       {"", "topic is empty"},
       {Unhex("05") + kGroupId, "topic kind is unknown"},

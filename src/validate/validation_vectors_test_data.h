@@ -248,10 +248,8 @@ inline constexpr KeyPackageCase kKeyPackageCases[] = {
      "8605934c4f6db39717103f1c815129e006",
      "REASON_INVALID_KEY_PACKAGE"},
 };
-inline constexpr std::string_view kGroupId =
-    "00112233445566778899aabbccddeeff";
-inline constexpr std::string_view kGroupTopic =
-    "0000112233445566778899aabbccddeeff";
+inline constexpr std::string_view kGroupId = "00112233445566778899aabbccddeeff";
+inline constexpr std::string_view kGroupTopic = "0000112233445566778899aabbccddeeff";
 
 struct GroupMessageCase {
   std::string_view name;
@@ -298,8 +296,7 @@ inline constexpr GroupMessageCase kGroupMessageCases[] = {
      "000100021000112233445566778899aabbccddeeff0000000000000005030005010203040508a0a1a2a3"
      "a4a5a6",
      "REASON_MALFORMED_PAYLOAD", false},
-    {"neg_group_id_15",
-     "000100020f00112233445566778899aabbccddee0000000000000005010001010102",
+    {"neg_group_id_15", "000100020f00112233445566778899aabbccddee0000000000000005010001010102",
      "REASON_MALFORMED_PAYLOAD", false},
     {"neg_nonminimal_varint",
      "00010002401000112233445566778899aabbccddeeff0000000000000005010001010102",
@@ -320,8 +317,7 @@ inline constexpr std::string_view kCommitLogEnvelope =
     "44444444444444444412640a4055555555555555555555555555555555555555555555555555555555555555"
     "5555555555555555555555555555555555555555555555555555555555555555551220666666666666666666"
     "6666666666666666666666666666666666666666666666";
-inline constexpr std::string_view kCommitLogTopic =
-    "0400112233445566778899aabbccddeeff";
+inline constexpr std::string_view kCommitLogTopic = "0400112233445566778899aabbccddeeff";
 inline constexpr std::string_view kWelcomeV1Envelope =
     "124e0a4c0a2077777777777777777777777777777777777777777777777777777777777777771204deadbeef"
     "1a2088888888888888888888888888888888888888888888888888888888888888882001";
@@ -330,7 +326,6 @@ inline constexpr std::string_view kWelcomePointerEnvelope =
     "88888888888888888888888888888888888888888888888888888888888888882002";
 inline constexpr std::string_view kWelcomeTopic =
     "017777777777777777777777777777777777777777777777777777777777777777";
-inline constexpr std::string_view kWelcomeNoVersionEnvelope =
-    "1200";
+inline constexpr std::string_view kWelcomeNoVersionEnvelope = "1200";
 
 }  // namespace xb::validate::vectors

@@ -21,8 +21,8 @@
 #include <string_view>
 #include <vector>
 
-#include "rpc/frame.h"
 #include "fuzz_input.h"
+#include "rpc/frame.h"
 
 namespace {
 

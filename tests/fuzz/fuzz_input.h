@@ -12,19 +12,18 @@
 namespace xb::fuzz {
 
 // Aborts (a libFuzzer crash, with the input saved) when `condition` is false.
-#define XB_FUZZ_CHECK(condition)                                                        \
-  do {                                                                                  \
-    if (!(condition)) {                                                                 \
+#define XB_FUZZ_CHECK(condition)                                                             \
+  do {                                                                                       \
+    if (!(condition)) {                                                                      \
       std::fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__, __LINE__, #condition); \
-      std::abort();                                                                     \
-    }                                                                                   \
+      std::abort();                                                                          \
+    }                                                                                        \
   } while (0)
 
 // Reads steering values from the front of the input; what is left is the payload.
 class Input {
  public:
-  Input(const uint8_t* data, size_t size)
-      : rest_(reinterpret_cast<const char*>(data), size) {}
+  Input(const uint8_t* data, size_t size) : rest_(reinterpret_cast<const char*>(data), size) {}
 
   // The next byte, or 0 once the input is used up.
   uint8_t Byte() {
@@ -55,7 +54,8 @@ class Input {
 
 // Cuts `data` into consecutive chunks, cycling through `sizes` (see Input::ChunkSizes). The
 // chunks concatenate back to `data`; zero sizes give empty chunks, never an endless loop.
-inline std::vector<std::string_view> Split(std::string_view data, const std::vector<size_t>& sizes) {
+inline std::vector<std::string_view> Split(std::string_view data,
+                                           const std::vector<size_t>& sizes) {
   std::vector<std::string_view> chunks;
   size_t total = 0;
   for (size_t s : sizes) {
@@ -70,7 +70,8 @@ inline std::vector<std::string_view> Split(std::string_view data, const std::vec
   }
   size_t i = 0;
   while (!data.empty()) {
-    const size_t take = sizes[i % sizes.size()] < data.size() ? sizes[i % sizes.size()] : data.size();
+    const size_t take =
+        sizes[i % sizes.size()] < data.size() ? sizes[i % sizes.size()] : data.size();
     chunks.push_back(data.substr(0, take));
     data.remove_prefix(take);
     ++i;

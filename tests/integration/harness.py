@@ -187,3 +187,27 @@ class ServerTestCase(unittest.TestCase):
     def tearDownClass(cls):
         cls.server.kill()
         cls.server.tmp.cleanup()
+
+
+class PgDatabase:
+    """A fresh database on the test cluster (XB_PG_PRIMARY / XB_PG_REPLICA, started by
+    scripts/test with tests/support/pg_cluster.sh)."""
+
+    def __init__(self):
+        base_primary = os.environ["XB_PG_PRIMARY"]
+        base_replica = os.environ.get("XB_PG_REPLICA", base_primary)
+        self.name = "t_" + os.urandom(6).hex()
+        self.admin = base_primary
+        subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", base_primary, "-c",
+                        "CREATE DATABASE %s" % self.name], check=True, capture_output=True)
+        self.primary = base_primary.rsplit("/", 1)[0] + "/" + self.name
+        self.replica = base_replica.rsplit("/", 1)[0] + "/" + self.name
+
+    def drop(self):
+        subprocess.run(["psql", "-q", self.admin, "-c",
+                        "DROP DATABASE IF EXISTS %s WITH (FORCE)" % self.name],
+                       capture_output=True)
+
+
+def create_pg_database():
+    return PgDatabase()

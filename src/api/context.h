@@ -1,0 +1,21 @@
+// What the xmtp.backend.v1 handlers share: the store, the DB pool that runs its blocking calls,
+// the metrics registry and the enforced limits. Const after startup; outlives every call.
+#pragma once
+
+#include "config/config.h"
+#include "store/db_pool.h"
+#include "store/store.h"
+#include "telemetry/metrics.h"
+
+namespace xb::api {
+
+struct ApiContext {
+  store::Store* store = nullptr;
+  store::DbPool* db = nullptr;
+  telemetry::Metrics* metrics = nullptr;
+  config::LimitsConfig limits;
+  config::RetentionConfig retention;
+  uint64_t max_publish_duration_ms = 10000;
+};
+
+}  // namespace xb::api

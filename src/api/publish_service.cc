@@ -1,0 +1,235 @@
+#include "api/publish_service.h"
+
+#include <map>
+#include <optional>
+#include <set>
+
+#include "api/envelope_codec.h"
+#include "api/publish_error.h"
+#include "api/store_status.h"
+#include "rpc/unary.h"
+#include "validate/canonical.h"
+#include "validate/envelope.h"
+
+namespace xb::api {
+
+namespace asio = boost::asio;
+namespace v1 = xmtp::backend::v1;
+using Reason = v1::PublishError::Reason;
+
+namespace {
+
+telemetry::PublishRejectionReason ReasonLabel(Reason reason) {
+  switch (reason) {
+    case v1::PublishError::REASON_INVALID_KEY_PACKAGE:
+      return telemetry::PublishRejectionReason::kInvalidKeyPackage;
+    case v1::PublishError::REASON_INVALID_IDENTITY_UPDATE:
+      return telemetry::PublishRejectionReason::kInvalidIdentityUpdate;
+    case v1::PublishError::REASON_INVALID_SIGNATURE:
+      return telemetry::PublishRejectionReason::kInvalidSignature;
+    case v1::PublishError::REASON_TOO_LARGE:
+      return telemetry::PublishRejectionReason::kTooLarge;
+    default:
+      return telemetry::PublishRejectionReason::kMalformedPayload;
+  }
+}
+
+store::RetentionClass RetentionOf(const validate::ParsedEnvelope& e) {
+  switch (e.kind) {
+    case validate::TopicKind::kGroupMessage:
+      return e.is_commit_or_proposal ? store::RetentionClass::kExempt
+                                     : store::RetentionClass::kGroupMessage;
+    case validate::TopicKind::kWelcome:
+      return store::RetentionClass::kWelcome;
+    case validate::TopicKind::kKeyPackage:
+      return store::RetentionClass::kKeyPackage;
+    case validate::TopicKind::kIdentityUpdate:
+    case validate::TopicKind::kCommitLog:
+      return store::RetentionClass::kExempt;  // OPS-001
+  }
+  return store::RetentionClass::kExempt;
+}
+
+// The lowest-index failure found before the store is consulted.
+struct PendingFailure {
+  uint32_t index = 0;
+  Reason reason = v1::PublishError::REASON_MALFORMED_PAYLOAD;
+  std::string message;
+};
+
+// The admission seam (API-230): checks beyond parsing that a non-duplicate envelope must pass
+// before it is stored — key-package validation (JOIN-007/008) and identity-update validation
+// against the inbox's history (IDENT-005). Parsing alone admits today; the payload validation
+// issue plugs the checks in here and returns their failure.
+std::optional<PendingFailure> Admit(const validate::ParsedEnvelope&, uint32_t) {
+  return std::nullopt;
+}
+
+// A failed publish: every position counts as rejected, the request once by its reason.
+Status Reject(const ApiContext& ctx, int positions, Reason reason, std::optional<uint32_t> index,
+              std::string message) {
+  ctx.metrics->api().publish_envelopes.Add(telemetry::PublishOutcome::kRejected,
+                                           static_cast<uint64_t>(positions));
+  ctx.metrics->api().publish_rejections.Inc(ReasonLabel(reason));
+  return PublishRejected(reason, index, std::move(message));
+}
+
+// `ctx` outlives the process's calls; `request` lives in the calling Unary frame.
+asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
+                                                     const v1::PublishRequest& request) {
+  const auto& limits = ctx.limits;
+  const int n = request.envelopes_size();
+
+  // Step 1: the request as re-encoded by us (API.md 1.4), a request-level bound: no index.
+  if (validate::CanonicalRequestSize(request) > limits.max_request_bytes) {
+    co_return Reject(ctx, n, v1::PublishError::REASON_TOO_LARGE, std::nullopt,
+                     "the publish request is too large");
+  }
+
+  // Step 2: parse, bound and collapse, in index order (API.md 3.4 processing order).
+  std::vector<store::PublishItem> items;
+  std::vector<uint32_t> first_position;  // per item
+  std::vector<size_t> item_of(static_cast<size_t>(n), 0);
+  std::map<std::pair<std::string, store::Hash>, size_t> item_by_key;
+  std::map<std::string, store::Hash> identity_update_by_topic;
+  std::set<std::string> distinct_topics;
+  std::optional<PendingFailure> failure;
+  auto fail = [&failure](uint32_t index, Reason reason, std::string message) {
+    if (!failure || index < failure->index) {
+      failure = PendingFailure{index, reason, std::move(message)};
+    }
+  };
+  for (int i = 0; i < n; ++i) {
+    const auto index = static_cast<uint32_t>(i);
+    const auto& envelope = request.envelopes(i);
+    if (validate::CanonicalSize(envelope) > limits.max_envelope_bytes) {
+      fail(index, v1::PublishError::REASON_TOO_LARGE, "an envelope is too large");
+      continue;
+    }
+    auto parsed_or = validate::ParseEnvelope(envelope);
+    if (auto* rejection = std::get_if<validate::Rejection>(&parsed_or)) {
+      fail(index, rejection->reason, rejection->message);
+      continue;
+    }
+    auto& parsed = std::get<validate::ParsedEnvelope>(parsed_or);
+    const auto key = std::make_pair(parsed.topic, parsed.message_hash);
+    if (auto it = item_by_key.find(key); it != item_by_key.end()) {
+      item_of[index] = it->second;  // API-222: an earlier index in the same request
+      continue;
+    }
+    if (parsed.kind == validate::TopicKind::kIdentityUpdate) {
+      // implements: API-233 — reported at the later index.
+      auto [it, inserted] = identity_update_by_topic.emplace(parsed.topic, parsed.message_hash);
+      if (!inserted) {
+        fail(index, v1::PublishError::REASON_INVALID_IDENTITY_UPDATE,
+             "two different identity updates for one inbox in one request");
+        continue;
+      }
+    }
+    distinct_topics.insert(parsed.topic);
+    if (distinct_topics.size() > limits.max_publish_topics) {
+      co_return Reject(ctx, n, v1::PublishError::REASON_TOO_LARGE, std::nullopt,
+                       "too many distinct topics in one publish");
+    }
+    if (auto admission = Admit(parsed, index)) {
+      fail(admission->index, admission->reason, admission->message);
+      continue;
+    }
+    store::PublishItem item;
+    item.topic = parsed.topic;
+    item.message_hash = parsed.message_hash;
+    item.is_commit_or_proposal = parsed.is_commit_or_proposal;
+    item.retention = RetentionOf(parsed);
+    if (envelope.has_group_message()) {
+      // Stored verbatim for the push dispatcher (PUSH); never a rejection ground.
+      item.push_eligible = envelope.group_message().should_push();
+      const auto& hmac = envelope.group_message().sender_hmac();
+      if (hmac.size() == 32) {
+        store::Hash h;
+        std::copy(hmac.begin(), hmac.end(), reinterpret_cast<char*>(h.data()));
+        item.sender_hmac = h;
+      }
+    } else if (envelope.has_welcome_message()) {
+      item.push_eligible = true;
+    }
+    if (parsed.kind == validate::TopicKind::kIdentityUpdate) {
+      item.identity_validated_head = 0;  // read below, from the history snapshot
+    }
+    item.payload = std::move(parsed.stored_bytes);
+    item_of[index] = items.size();
+    item_by_key.emplace(key, items.size());
+    first_position.push_back(index);
+    items.push_back(std::move(item));
+  }
+  // A parse, bound or admission failure cannot be a stored duplicate: the request fails at the
+  // lowest failing index, without touching the store.
+  if (failure) {
+    co_return Reject(ctx, n, failure->reason, failure->index, failure->message);
+  }
+
+  // API-232: an identity update is validated against its inbox's whole history, read in one
+  // snapshot; the head of that snapshot is re-checked under the locks.
+  for (auto& item : items) {
+    if (!item.identity_validated_head) {
+      continue;
+    }
+    auto history_job = [store = ctx.store, topic = item.topic] { return store->History(topic); };
+    auto history = co_await ctx.db->Run(std::move(history_job));
+    if (auto* error = std::get_if<store::StoreError>(&history)) {
+      ctx.metrics->api().publish_envelopes.Add(telemetry::PublishOutcome::kRejected,
+                                               static_cast<uint64_t>(n));
+      co_return StoreErrorStatus(*error, *ctx.metrics);
+    }
+    const auto& rows = std::get<std::vector<store::StoredEnvelope>>(history);
+    item.identity_validated_head = rows.empty() ? 0 : rows.back().meta.sequence_id;
+  }
+
+  store::CommitPublishRequest commit;
+  commit.items = std::move(items);
+  commit.retention = store::RetentionSeconds{.group_message = ctx.retention.group_message_seconds,
+                                             .welcome = ctx.retention.welcome_seconds,
+                                             .key_package = ctx.retention.key_package_seconds};
+  commit.max_identity_entries = limits.max_identity_entries;
+  commit.deadline = store::Clock::now() + std::chrono::milliseconds(ctx.max_publish_duration_ms);
+  auto result_job = [store = ctx.store, commit = std::move(commit)] {
+    return store->CommitPublish(commit);
+  };
+  auto result = co_await ctx.db->Run(std::move(result_job));
+  if (auto* error = std::get_if<store::StoreError>(&result)) {
+    if (error->kind == store::ErrorKind::kAdmission) {
+      auto detail = PublishErrorOf(error->admission);
+      const Reason reason =
+          detail ? detail->reason() : v1::PublishError::REASON_INVALID_IDENTITY_UPDATE;
+      co_return Reject(ctx, n, reason, first_position.at(error->item), error->admission.message());
+    }
+    ctx.metrics->api().publish_envelopes.Add(telemetry::PublishOutcome::kRejected,
+                                             static_cast<uint64_t>(n));
+    co_return StoreErrorStatus(*error, *ctx.metrics);
+  }
+
+  // implements: API-221 — one entry per request position, duplicates included.
+  const auto& committed = std::get<store::CommitPublishResult>(result);
+  v1::PublishResponse response;
+  for (int i = 0; i < n; ++i) {
+    const size_t item = item_of[static_cast<size_t>(i)];
+    ToWire(committed.metas.at(item), response.add_envelope_metas());
+    const bool stored_here =
+        !committed.duplicate.at(item) && first_position[item] == static_cast<uint32_t>(i);
+    ctx.metrics->api().publish_envelopes.Inc(stored_here ? telemetry::PublishOutcome::kStored
+                                                         : telemetry::PublishOutcome::kDuplicate);
+  }
+  co_return response;
+}
+
+}  // namespace
+
+void AddPublishService(rpc::Router& router, const ApiContext& context) {
+  router.Add("/xmtp.backend.v1.PublishService/Publish", rpc::CallKind::kUnary,
+             rpc::Unary<v1::PublishRequest, v1::PublishResponse>(
+                 [&context](const v1::PublishRequest& request, rpc::Call&) {
+                   return Publish(context, request);
+                 },
+                 context.limits.max_response_bytes));
+}
+
+}  // namespace xb::api

@@ -1,0 +1,134 @@
+// The closed allocation boundary (STORE.md 4): the boundary task's one attempt, and reading it.
+#include <string>
+
+#include "store/postgres/postgres_store.h"
+
+namespace xb::store::postgres {
+namespace {
+
+// How long past its own bounds the client waits before it cancels.
+constexpr std::chrono::milliseconds kClientSlack{1000};
+
+// Only after the exclusive grant: with CACHE 1, last_value is the greatest id ever handed out, and
+// every drawer of an id up to it has ended (STORE.md 4.2).
+constexpr const char* kReadSequence =
+    "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM envelope_sequence";
+
+// Guarded so the stored value can only stay or rise (API-291).
+constexpr const char* kStoreBoundary = R"sql(
+UPDATE allocation_boundary SET closed_sequence_id = $1::int8
+WHERE singleton AND closed_sequence_id <= $1::int8
+RETURNING closed_sequence_id)sql";
+
+constexpr const char* kReadBoundary =
+    "SELECT closed_sequence_id FROM allocation_boundary WHERE singleton";
+
+// Rolls back an attempt that did not commit; a connection that cannot is closed, which ends the
+// server transaction and releases the barrier.
+void RollbackAttempt(Connection& conn, int statement_timeout_ms) {
+  if (!conn.usable() || conn.transaction_status() == PQTRANS_IDLE) {
+    return;
+  }
+  auto r = conn.ExecScript("advance boundary: rollback", "ROLLBACK",
+                           Clock::now() + std::chrono::milliseconds(statement_timeout_ms));
+  if (std::holds_alternative<DbError>(r) || conn.transaction_status() != PQTRANS_IDLE) {
+    conn.CancelAndClose();
+  }
+}
+
+Status Failure(const DbError& error) { return ToStatus(error); }
+
+}  // namespace
+
+// implements: STORE.md 4.1, API-203, API-291
+Result<AdvanceResult> PostgresStore::AdvanceBoundary() {
+  auto lease_or = primary_.Acquire(Clock::now() + StatementTimeout());
+  if (auto* e = std::get_if<DbError>(&lease_or)) {
+    return Failure(*e);
+  }
+  Connection& conn = *std::get<ConnectionPool::Lease>(lease_or);
+  // The barrier wait, then short statements, then a slack before the client cancels.
+  auto deadline = Clock::now() + std::chrono::milliseconds(options_.max_barrier_wait_ms) +
+                  StatementTimeout() + kClientSlack;
+
+  // 1. One short READ COMMITTED transaction with a local lock_timeout.
+  auto r = conn.ExecScript("advance boundary: begin",
+                           "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = " +
+                               std::to_string(options_.max_barrier_wait_ms),
+                           deadline);
+  if (auto* e = std::get_if<DbError>(&r)) {
+    RollbackAttempt(conn, options_.statement_timeout_ms);
+    return Failure(*e);
+  }
+  // 2. The barrier, exclusively. 55P03, or a 57014 that fires first, is a lock timeout: retried
+  // later, never an error.
+  r = conn.Exec("advance boundary: barrier", "SELECT pg_advisory_xact_lock(0, 2)", deadline);
+  if (auto* e = std::get_if<DbError>(&r)) {
+    bool lock_timeout = e->sqlstate == "55P03" || e->sqlstate == "57014";
+    DbError error = std::move(*e);
+    RollbackAttempt(conn, options_.statement_timeout_ms);
+    if (lock_timeout) {
+      return AdvanceResult{.outcome = AdvanceResult::Outcome::kLockTimeout, .boundary = 0};
+    }
+    return Failure(error);
+  }
+  // 3. v = last_value if is_called, else 0.
+  r = conn.Exec("advance boundary: read sequence", kReadSequence, deadline);
+  if (auto* e = std::get_if<DbError>(&r)) {
+    DbError error = std::move(*e);
+    RollbackAttempt(conn, options_.statement_timeout_ms);
+    return Failure(error);
+  }
+  if (std::get<PgResult>(r).rows() != 1) {
+    RollbackAttempt(conn, options_.statement_timeout_ms);
+    return Internal("advance boundary: the sequence did not answer one row");
+  }
+  int64_t v = std::get<PgResult>(r).Int8(0, 0);
+  // 4. The guarded update must report exactly v.
+  Params params;
+  params.Int8(v);
+  r = conn.Exec("advance boundary: store", kStoreBoundary, params, deadline);
+  if (auto* e = std::get_if<DbError>(&r)) {
+    DbError error = std::move(*e);
+    RollbackAttempt(conn, options_.statement_timeout_ms);
+    return Failure(error);
+  }
+  const PgResult& updated = std::get<PgResult>(r);
+  if (updated.rows() != 1 || updated.Int8(0, 0) != v) {
+    RollbackAttempt(conn, options_.statement_timeout_ms);
+    return Internal(
+        "advance boundary: the boundary row is missing or would go backwards (API-291)");
+  }
+  // 5. Commit, which releases the barrier.
+  r = conn.ExecScript("advance boundary: commit", "COMMIT", deadline);
+  if (auto* e = std::get_if<DbError>(&r)) {
+    DbError error = std::move(*e);
+    RollbackAttempt(conn, options_.statement_timeout_ms);
+    return Failure(error);
+  }
+  if (std::get<PgResult>(r).CommandTag() != "COMMIT") {
+    return Internal("advance boundary: the transaction did not commit");
+  }
+  return AdvanceResult{.outcome = AdvanceResult::Outcome::kOk, .boundary = v};
+}
+
+Result<int64_t> PostgresStore::ReadBoundary(Database database) {
+  ConnectionPool& pool = database == Database::kPrimary ? primary_ : ReadPool();
+  auto lease_or = pool.Acquire(Clock::now() + StatementTimeout());
+  if (auto* e = std::get_if<DbError>(&lease_or)) {
+    return Failure(*e);
+  }
+  auto r =
+      (*std::get<ConnectionPool::Lease>(lease_or))
+          .Exec("read boundary", kReadBoundary, Clock::now() + StatementTimeout() + kClientSlack);
+  if (auto* e = std::get_if<DbError>(&r)) {
+    return Failure(*e);
+  }
+  const PgResult& rows = std::get<PgResult>(r);
+  if (rows.rows() != 1) {
+    return Internal("read boundary: the boundary row is missing");
+  }
+  return rows.Int8(0, 0);
+}
+
+}  // namespace xb::store::postgres

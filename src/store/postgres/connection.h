@@ -1,0 +1,110 @@
+// One libpq connection (PGconn) and one result (PGresult), each owned by a small RAII class
+// (STYLE.md: one class per C handle). Every statement runs with a client-side deadline: past it
+// the statement is cancelled (PQcancel), and a connection that does not answer the cancel in time
+// is closed, which ends its server transaction and releases its locks (STORE.md 3.3).
+//
+// Threading: a Connection is used by one thread at a time (a pool lease or a dedicated owner).
+// Every method that talks to the server blocks until the answer or the deadline.
+#pragma once
+
+#include <libpq-fe.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "store/postgres/errors.h"
+#include "store/postgres/params.h"
+#include "store/store.h"
+
+namespace xb::store::postgres {
+
+// How long a cancelled statement may take to answer before its connection is closed.
+inline constexpr std::chrono::milliseconds kCancelGrace{1000};
+
+// Owns one PGresult. Values are read in binary format (every statement asks for binary results).
+class PgResult {
+ public:
+  PgResult() = default;
+  explicit PgResult(PGresult* result) : result_(result) {}
+
+  PGresult* get() const { return result_.get(); }
+  explicit operator bool() const { return result_ != nullptr; }
+
+  int rows() const { return PQntuples(result_.get()); }
+  bool IsNull(int row, int col) const { return PQgetisnull(result_.get(), row, col) != 0; }
+  std::string_view Bytes(int row, int col) const {
+    return {PQgetvalue(result_.get(), row, col),
+            static_cast<size_t>(PQgetlength(result_.get(), row, col))};
+  }
+  int64_t Int8(int row, int col) const { return DecodeInt8(Bytes(row, col)); }
+  int32_t Int4(int row, int col) const { return DecodeInt4(Bytes(row, col)); }
+  bool Bool(int row, int col) const { return DecodeBool(Bytes(row, col)); }
+  std::string_view CommandTag() const { return PQcmdStatus(result_.get()); }
+
+ private:
+  struct Clear {
+    void operator()(PGresult* r) const { PQclear(r); }
+  };
+  std::unique_ptr<PGresult, Clear> result_;
+};
+
+class Connection {
+ public:
+  // Connects to `url` and sets the session's statement_timeout (0 = none, for a dedicated
+  // connection bounded by client deadlines only). `setting` ("database.url") names the URL in
+  // errors; neither the URL nor libpq's message text ever appears in one. A connection failure is
+  // kConnection (sqlstate "3D000" when the database does not exist, "57P03" when the server is
+  // starting up); the deadline passing is kTimeout.
+  static DbResult<std::unique_ptr<Connection>> Open(const std::string& url,
+                                                    std::string_view setting,
+                                                    int statement_timeout_ms,
+                                                    Clock::time_point deadline);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // One statement with binary parameters and binary results. Success is a result with status
+  // TUPLES_OK or COMMAND_OK; `what` names the operation in error messages. Past `deadline` the
+  // statement is cancelled and kTimeout returned (the connection is closed when the cancel is not
+  // answered within kCancelGrace); the outcome of a statement cut off that way is unknown.
+  DbResult<PgResult> Exec(std::string_view what, const char* sql, const Params& params,
+                          Clock::time_point deadline);
+  DbResult<PgResult> Exec(std::string_view what, const char* sql, Clock::time_point deadline) {
+    return Exec(what, sql, Params(), deadline);
+  }
+
+  // One or more statements without parameters (simple query protocol): BEGIN with SET LOCAL,
+  // COMMIT, migration scripts. Returns the last statement's result.
+  DbResult<PgResult> ExecScript(std::string_view what, const std::string& sql,
+                                Clock::time_point deadline);
+
+  // Whether the connection is open and healthy as far as the client can tell without a round
+  // trip; `CheckIdle` additionally reads anything the server sent while the connection was idle
+  // (for example the FATAL message of pg_terminate_backend) and returns false if it broke.
+  bool usable() const;
+  bool CheckIdle();
+
+  PGTransactionStatusType transaction_status() const;
+  int backend_pid() const;
+
+  // Cancels any running statement and closes the connection; afterwards usable() is false.
+  void CancelAndClose();
+
+ private:
+  explicit Connection(PGconn* conn) : conn_(conn) {}
+
+  // Sends are complete; collects the results. On the deadline: cancel, drain, maybe close.
+  DbResult<PgResult> Await(std::string_view what, Clock::time_point deadline);
+  DbError OnDeadline(std::string_view what);
+  DbError Broken(std::string_view what);
+  void Close();
+
+  struct Finish {
+    void operator()(PGconn* c) const { PQfinish(c); }
+  };
+  std::unique_ptr<PGconn, Finish> conn_;
+};
+
+}  // namespace xb::store::postgres

@@ -1,0 +1,160 @@
+#include "store/postgres/postgres_store.h"
+
+#include <string>
+#include <thread>
+
+#include "store/postgres/migrations.h"
+#include "store/postgres/publish.h"
+
+namespace xb::store::postgres {
+namespace {
+
+Status BadOption(std::string_view key, std::string_view rule) {
+  return InvalidArgument(std::string(key) + ": " + std::string(rule));
+}
+
+Status CheckOptions(const PostgresOptions& o) {
+  if (o.primary_url.empty()) {
+    return BadOption("database.url", "is required");
+  }
+  if (o.replica_url && o.replica_url->empty()) {
+    return BadOption("database.replica_url", "must not be empty when set");
+  }
+  if (o.max_connections < 1) {
+    return BadOption("database.max_connections", "must be at least 1");
+  }
+  if (o.statement_timeout_ms < 1) {
+    return BadOption("database.max_statement_timeout_ms", "must be at least 1");
+  }
+  if (o.max_publish_duration_ms < 1) {
+    return BadOption("publishing.max_publish_duration_ms", "must be at least 1");
+  }
+  if (o.max_barrier_wait_ms < 1) {
+    return BadOption("publishing.max_barrier_wait_ms", "must be at least 1");
+  }
+  if (o.poll_interval_ms < 1) {
+    return BadOption("streams.poll_interval_ms", "must be at least 1");
+  }
+  return Status::Ok();
+}
+
+ConnectionPool::Options PoolOptions(const PostgresOptions& o, std::string url,
+                                    std::string setting) {
+  return ConnectionPool::Options{.url = std::move(url),
+                                 .setting = std::move(setting),
+                                 .max_connections = static_cast<size_t>(o.max_connections),
+                                 .statement_timeout_ms = o.statement_timeout_ms,
+                                 .warning_sink = o.warning_sink};
+}
+
+// A replica that has not replayed CREATE DATABASE yet, or is still starting, is waited for.
+bool ReplicaNotReadyYet(const DbError& error) {
+  return error.sqlstate == "3D000" || error.sqlstate == "57P03";
+}
+
+}  // namespace
+
+PostgresStore::PostgresStore(PostgresOptions options)
+    : options_(std::move(options)),
+      primary_(PoolOptions(options_, options_.primary_url, "database.url")) {
+  if (options_.replica_url) {
+    replica_ = std::make_unique<ConnectionPool>(
+        PoolOptions(options_, *options_.replica_url, "database.replica_url"));
+  }
+}
+
+PostgresStore::~PostgresStore() = default;
+
+// implements: STORE.md 2.6 and 6 (startup: migrate on the primary under the lock, then wait for
+// the replica to replay the migrations)
+Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(PostgresOptions options,
+                                                           Clock::time_point deadline) {
+  XB_RETURN_IF_ERROR(CheckOptions(options));
+  std::unique_ptr<PostgresStore> store(new PostgresStore(std::move(options)));
+  {
+    // A dedicated connection: the session lock (0, 4) dies with it, also on every failure path.
+    // No statement_timeout on it; the startup deadline bounds the lock wait and the DDL.
+    auto conn = Connection::Open(store->options_.primary_url, "database.url",
+                                 /*statement_timeout_ms=*/0, deadline);
+    if (auto* e = std::get_if<DbError>(&conn)) {
+      return ToStatus(*e);
+    }
+    auto migrated = ApplyMigrations(*std::get<std::unique_ptr<Connection>>(conn),
+                                    EmbeddedMigrations(), deadline);
+    if (!migrated.ok()) {
+      return migrated.status();
+    }
+    // STORE.md 2.6: an applied version this binary does not know is logged and tolerated.
+    if (store->options_.warning_sink) {
+      for (int64_t version : migrated->unknown) {
+        store->options_.warning_sink("database migration " + std::to_string(version) +
+                                     " is unknown to this binary (a newer binary went first)");
+      }
+    }
+  }
+  if (store->replica_) {
+    XB_RETURN_IF_ERROR(store->WaitForReplica(deadline));
+  }
+  return store;
+}
+
+Status PostgresStore::WaitForReplica(Clock::time_point deadline) {
+  // The primary's WAL insert position after migrating, captured once.
+  std::string lsn;
+  {
+    auto lease = primary_.Acquire(deadline);
+    if (auto* e = std::get_if<DbError>(&lease)) {
+      return ToStatus(*e);
+    }
+    auto r = (*std::get<ConnectionPool::Lease>(lease))
+                 .Exec("database.url: WAL position", "SELECT pg_current_wal_insert_lsn()::text",
+                       deadline);
+    if (auto* e = std::get_if<DbError>(&r)) {
+      return ToStatus(*e);
+    }
+    lsn = std::string(std::get<PgResult>(r).Bytes(0, 0));
+  }
+  constexpr const char* kReplayed =
+      "SELECT NOT pg_is_in_recovery() OR coalesce(pg_last_wal_replay_lsn() >= $1::text::pg_lsn, "
+      "false)";
+  auto interval = std::chrono::milliseconds(options_.poll_interval_ms);
+  while (true) {
+    auto next_poll = Clock::now() + interval;
+    auto lease = replica_->Acquire(deadline);
+    if (auto* e = std::get_if<DbError>(&lease)) {
+      if (!ReplicaNotReadyYet(*e) || next_poll >= deadline) {
+        return ToStatus(*e);
+      }
+    } else {
+      Params params;
+      params.Text(lsn);
+      auto r = (*std::get<ConnectionPool::Lease>(lease))
+                   .Exec("database.replica_url: replay position", kReplayed, params, deadline);
+      if (auto* e = std::get_if<DbError>(&r)) {
+        return ToStatus(*e);
+      }
+      if (std::get<PgResult>(r).Bool(0, 0)) {
+        return Status::Ok();
+      }
+    }
+    if (next_poll >= deadline) {
+      return Status(StatusCode::kDeadlineExceeded,
+                    "database.replica_url: the replica did not replay the migrations in time");
+    }
+    std::this_thread::sleep_until(next_poll);  // streams.poll_interval_ms (STORE.md 2.6)
+  }
+}
+
+StoreResult<CommitPublishResult> PostgresStore::CommitPublish(const CommitPublishRequest& request) {
+  return CommitPublishOn(primary_,
+                         PublishBounds{.statement_timeout_ms = options_.statement_timeout_ms,
+                                       .max_publish_duration_ms = options_.max_publish_duration_ms},
+                         request);
+}
+
+uint64_t PostgresStore::released_open_transactions() const {
+  return primary_.released_open_transactions() +
+         (replica_ ? replica_->released_open_transactions() : 0);
+}
+
+}  // namespace xb::store::postgres

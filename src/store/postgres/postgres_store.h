@@ -1,0 +1,104 @@
+// The PostgreSQL engine (STORE.md sections 2-4, 6, 7): a primary plus at most one streaming
+// physical replica, shared by many stateless instances. Writes, Query, Get, duplicate lookup and
+// identity history use the primary; Newest and ReadBoundary(kReadDatabase) use the replica when
+// one is configured (OPS-009).
+//
+// Threading: every method blocks (network round trips, lock waits up to the configured bounds) and
+// is thread-safe; run them on the DB pool, never on an I/O thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+#include "store/postgres/pool.h"
+#include "store/store.h"
+
+namespace xb::store::postgres {
+
+struct PostgresOptions {
+  std::string primary_url;                 // database.url
+  std::optional<std::string> replica_url;  // database.replica_url
+  int max_connections = 20;                // database.max_connections, per database
+  int statement_timeout_ms = 5000;         // database.max_statement_timeout_ms
+  int max_publish_duration_ms = 10000;     // publishing.max_publish_duration_ms
+  int max_barrier_wait_ms = 1000;          // publishing.max_barrier_wait_ms
+  int poll_interval_ms = 100;              // streams.poll_interval_ms (startup replica wait)
+  // Receives the release hook's warning (STORE.md 2.5); may be empty. Called on store threads.
+  std::function<void(std::string_view)> warning_sink;
+};
+
+// Where a read goes: the primary, or the read database (the replica when configured).
+enum class Database : uint8_t { kPrimary, kReadDatabase };
+
+// Outcome of one attempt of the boundary task (STORE.md 4.1). A failure ("error") is the Status of
+// the Result instead.
+struct AdvanceResult {
+  enum class Outcome : uint8_t {
+    kOk,           // committed: `boundary` is the closed allocation boundary now stored
+    kLockTimeout,  // the exclusive barrier was not granted in time; nothing changed
+  };
+  Outcome outcome = Outcome::kOk;
+  int64_t boundary = 0;
+};
+
+class PostgresStore final : public Store {
+ public:
+  // Connects to the primary, applies the embedded migrations under the advisory lock (0, 4)
+  // (STORE.md 2.6) and, with a replica, waits until the replica has replayed the primary's WAL
+  // insert position captured after migrating (or is not in recovery), polling every
+  // poll_interval_ms. Every wait ends by `deadline` (DEADLINE_EXCEEDED). Errors name the setting
+  // ("database.url", "database.replica_url", or the option key), never a URL or password; a
+  // changed migration is FAILED_PRECONDITION naming the version.
+  static Result<std::unique_ptr<PostgresStore>> Open(PostgresOptions options,
+                                                     Clock::time_point deadline);
+  ~PostgresStore() override;
+
+  // Store (store.h). Errors follow STORE.md 3.2; a pool without a free connection in time is
+  // kPoolTimeout. Reads without a caller deadline are bounded by the statement timeout.
+  StoreResult<int64_t> ClockNs() override;
+  StoreResult<std::vector<std::optional<EnvelopeMeta>>> FindDuplicates(
+      const std::vector<std::pair<std::string, Hash>>& keys) override;
+  StoreResult<std::vector<StoredEnvelope>> History(const std::string& topic) override;
+  // The transaction's lifetime ends at the earlier of request.deadline (ignored when it is the
+  // epoch, i.e. unset) and max_publish_duration_ms after the call starts.
+  StoreResult<CommitPublishResult> CommitPublish(const CommitPublishRequest& request) override;
+  StoreResult<QueryPage> Query(const std::vector<TopicCursor>& topics, uint32_t limit) override;
+  StoreResult<std::vector<StoredEnvelope>> Newest(const std::vector<std::string>& topics,
+                                                  bool with_payload) override;
+  StoreResult<std::optional<StoredEnvelope>> Get(int64_t sequence_id) override;
+
+  // One attempt of the boundary task on the primary (STORE.md 4.1). kLockTimeout when the barrier
+  // is not granted within max_barrier_wait_ms (or a statement timeout fires first); any other
+  // failure, including a guarded update that does not report exactly the value read (API-291), is
+  // an error Status (INTERNAL for the invariant, DEADLINE_EXCEEDED or UNAVAILABLE otherwise).
+  Result<AdvanceResult> AdvanceBoundary();
+
+  // The stored closed allocation boundary as `database` sees it.
+  Result<int64_t> ReadBoundary(Database database);
+
+  // xmtp_db_released_open_transactions_total: connections the release hook rolled back, both
+  // pools together.
+  uint64_t released_open_transactions() const;
+
+  bool has_replica() const { return replica_ != nullptr; }
+
+ private:
+  explicit PostgresStore(PostgresOptions options);
+
+  Status WaitForReplica(Clock::time_point deadline);
+  ConnectionPool& ReadPool() { return replica_ ? *replica_ : primary_; }
+  // Bounds a read's pool wait, and (plus a slack) its statement's client-side deadline.
+  std::chrono::milliseconds StatementTimeout() const;
+
+  // Const after construction.
+  const PostgresOptions options_;
+  ConnectionPool primary_;
+  std::unique_ptr<ConnectionPool> replica_;  // null without a replica
+};
+
+}  // namespace xb::store::postgres

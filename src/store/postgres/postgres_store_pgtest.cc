@@ -1,0 +1,960 @@
+// PostgreSQL engine tests (ctest label `pg`). They need the cluster of tests/support/pg_cluster.sh:
+// XB_PG_PRIMARY (required: without it every test fails) and XB_PG_REPLICA (replica tests). Each
+// test works in its own database t_<random>, dropped at the end.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "store/postgres/migrations.h"
+#include "store/postgres/pool.h"
+#include "store/postgres/postgres_store.h"
+#include "store/postgres/test_database.h"
+#include "store/store_conformance.h"
+
+namespace xb::store {
+
+// The engine-neutral suite, on a fresh migrated database per test (primary only: Newest must see
+// a publish at once there).
+INSTANTIATE_TEST_SUITE_P(Postgres, StoreConformanceTest,
+                         ::testing::Values(StoreFactory(&postgres::MakeConformanceStore)));
+
+namespace postgres {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// ---- Test data. ----
+
+std::string Topic(uint8_t kind, size_t id_len, uint8_t n) {
+  std::string topic(1 + id_len, '\0');
+  topic[0] = static_cast<char>(kind);
+  for (size_t i = 1; i < topic.size(); ++i) {
+    topic[i] = static_cast<char>(n * 7 + i);
+  }
+  return topic;
+}
+std::string GroupTopic(uint8_t n) { return Topic(0x00, 16, n); }
+std::string IdentityTopic(uint8_t n) { return Topic(0x02, 32, n); }
+
+// Distinct inputs, distinct hashes (the store never recomputes them).
+Hash HashOf(std::string_view bytes) {
+  Hash hash{};
+  for (size_t lane = 0; lane < 4; ++lane) {
+    uint64_t h = 14695981039346656037ULL ^ (lane * 0x9e3779b97f4a7c15ULL);
+    for (char c : bytes) {
+      h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ULL;
+    }
+    for (size_t b = 0; b < 8; ++b) {
+      hash[lane * 8 + b] = static_cast<uint8_t>(h >> (8 * b));
+    }
+  }
+  return hash;
+}
+
+PublishItem Item(const std::string& topic, const std::string& payload) {
+  PublishItem item;
+  item.topic = topic;
+  item.payload = payload;
+  item.message_hash = HashOf(payload);
+  item.retention = RetentionClass::kGroupMessage;
+  return item;
+}
+
+PublishItem IdentityItem(const std::string& topic, const std::string& payload, int64_t head) {
+  PublishItem item = Item(topic, payload);
+  item.retention = RetentionClass::kExempt;
+  item.identity_validated_head = head;
+  return item;
+}
+
+CommitPublishRequest Request(std::vector<PublishItem> items) {
+  CommitPublishRequest request;
+  request.items = std::move(items);
+  request.deadline = Clock::now() + seconds(30);
+  return request;
+}
+
+template <typename T>
+std::string Describe(const StoreResult<T>& result) {
+  if (const auto* e = std::get_if<StoreError>(&result)) {
+    return "store error kind " + std::to_string(static_cast<int>(e->kind)) + ": " + e->message;
+  }
+  return "ok";
+}
+
+template <typename T>
+std::optional<ErrorKind> KindOf(const StoreResult<T>& result) {
+  if (const auto* e = std::get_if<StoreError>(&result)) {
+    return e->kind;
+  }
+  return std::nullopt;
+}
+
+// Polls `done` every few milliseconds until it holds or `timeout` passes: waiting on an event
+// (a lock wait showing in pg_locks, replay catching up) with a deadline.
+bool WaitFor(const std::function<bool()>& done, milliseconds timeout = milliseconds(20000)) {
+  auto deadline = Clock::now() + timeout;
+  while (!done()) {
+    if (Clock::now() >= deadline) {
+      return false;
+    }
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  return true;
+}
+
+// The topic lock key of STORE.md 2.4, computed by the server as the store does.
+constexpr const char* kTopicKeySql =
+    "SELECT ('x' || encode(substr(sha256($1::bytea), 1, 8), 'hex'))::bit(64)::bigint";
+
+class PostgresStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto db = TestDatabase::Create();
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    db_ = std::move(db).value();
+    auto admin = db_->Connect(Database::kPrimary);
+    ASSERT_TRUE(admin.ok()) << admin.status().ToString();
+    admin_ = std::move(admin).value();
+  }
+
+  void TearDown() override {
+    admin_.reset();
+    db_.reset();
+  }
+
+  std::unique_ptr<PostgresStore> Open(const PostgresOptions& options) {
+    auto store = PostgresStore::Open(options, Clock::now() + seconds(60));
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return store.ok() ? std::move(store).value() : nullptr;
+  }
+  std::unique_ptr<PostgresStore> Open() { return Open(db_->Options(/*with_replica=*/false)); }
+
+  // One statement on `conn` (the admin connection by default), binary results.
+  PgResult Sql(const char* sql, const Params& params, Connection* conn = nullptr) {
+    Connection& c = conn ? *conn : *admin_;
+    auto r = c.Exec("test", sql, params, Clock::now() + seconds(30));
+    if (auto* e = std::get_if<DbError>(&r)) {
+      ADD_FAILURE() << sql << ": " << e->message;
+      return PgResult();
+    }
+    return std::get<PgResult>(std::move(r));
+  }
+  PgResult Sql(const char* sql, Connection* conn = nullptr) { return Sql(sql, Params(), conn); }
+
+  int64_t SqlInt(const char* sql, const Params& params, Connection* conn = nullptr) {
+    PgResult r = Sql(sql, params, conn);
+    return r && r.rows() == 1 && !r.IsNull(0, 0) ? r.Int8(0, 0) : -1;
+  }
+  int64_t SqlInt(const char* sql, Connection* conn = nullptr) {
+    return SqlInt(sql, Params(), conn);
+  }
+
+  int64_t TopicKey(const std::string& topic) {
+    Params p;
+    p.Bytea(topic);
+    return SqlInt(kTopicKeySql, p);
+  }
+
+  // Backends of this test's database waiting for an advisory lock.
+  int64_t WaitingAdvisoryLocks() {
+    Params p;
+    p.Text(db_->name());
+    return SqlInt(
+        "SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database "
+        "WHERE l.locktype = 'advisory' AND NOT l.granted AND d.datname = $1::text",
+        p);
+  }
+
+  // Backends the store opened on this test's database.
+  std::vector<int32_t> StoreBackends(const char* extra_condition = "true") {
+    std::string sql =
+        "SELECT pid FROM pg_stat_activity WHERE datname = $1::text AND "
+        "application_name = 'xmtp-backend' AND pid <> pg_backend_pid() AND " +
+        std::string(extra_condition);
+    Params p;
+    p.Text(db_->name());
+    PgResult r = Sql(sql.c_str(), p);
+    std::vector<int32_t> pids;
+    for (int i = 0; r && i < r.rows(); ++i) {
+      pids.push_back(r.Int4(i, 0));
+    }
+    return pids;
+  }
+
+  std::unique_ptr<TestDatabase> db_;
+  std::unique_ptr<Connection> admin_;
+};
+
+// ---- Schema and migrations. ----
+
+TEST_F(PostgresStoreTest, SchemaHasTheSequenceTablesAndSeededRows) {
+  // verifies: STORE.md 2.1
+  // verifies: STORE.md 2.2
+  // verifies: STORE.md 2.3
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(SqlInt("SELECT cache_size FROM pg_sequences WHERE sequencename = 'envelope_sequence'"),
+            1);
+  EXPECT_EQ(SqlInt("SELECT min_value FROM pg_sequences WHERE sequencename = 'envelope_sequence'"),
+            1);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM pg_sequences WHERE sequencename = 'envelope_sequence' "
+                   "AND max_value = 9223372036854775807 AND NOT cycle"),
+            1);
+  EXPECT_EQ(SqlInt("SELECT closed_sequence_id FROM allocation_boundary WHERE singleton"), 0);
+  EXPECT_EQ(SqlInt("SELECT sequence_id FROM push_cursor WHERE singleton"), 0);
+  for (const char* index :
+       {"envelopes_topic_sequence", "envelopes_push_eligible", "envelopes_topic_message_hash_key",
+        "identifier_association_active", "push_recipient_renewed", "push_subscription_topic"}) {
+    Params p;
+    p.Text(index);
+    EXPECT_EQ(SqlInt("SELECT count(*) FROM pg_indexes WHERE indexname = $1::text", p), 1) << index;
+  }
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM pg_indexes WHERE indexname = "
+                   "'identifier_association_active' AND indexdef LIKE "
+                   "'%WHERE (revocation_sequence_id IS NULL)%'"),
+            1);
+
+  // OPS-001 as a database invariant: an identity-topic row with an expiry is refused.
+  auto r = admin_->ExecScript(
+      "test",
+      "INSERT INTO envelopes VALUES (1, '\\x02'::bytea || decode(repeat('ab', 32), 'hex'), 5, 10, "
+      "decode(repeat('cd', 32), 'hex'), false, '\\x00', false, NULL)",
+      Clock::now() + seconds(10));
+  ASSERT_TRUE(std::holds_alternative<DbError>(r));
+  EXPECT_EQ(std::get<DbError>(r).sqlstate, "23514");
+  EXPECT_EQ(std::get<DbError>(r).kind, ErrorKind::kInvariant);
+  EXPECT_NE(std::get<DbError>(r).message.find("envelopes_exempt_no_expiry"), std::string::npos);
+}
+
+TEST_F(PostgresStoreTest, TopicLockKeyIsTheFirstEightHashBytesBigEndianSigned) {
+  // verifies: STORE.md 2.4
+  // SHA-256("abc") = ba7816bf 8f01cfea ...
+  EXPECT_EQ(TopicKey("abc"), static_cast<int64_t>(0xba7816bf8f01cfeaULL));
+}
+
+TEST_F(PostgresStoreTest, MigratingTwiceIsANoOp) {
+  // verifies: STORE.md 2.6
+  auto first = Open();
+  ASSERT_NE(first, nullptr);
+  int64_t applied_ns =
+      SqlInt("SELECT applied_ns FROM schema_migrations WHERE version = 20260907000000");
+  EXPECT_GT(applied_ns, 0);
+  auto second = Open();
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM schema_migrations"), 1);
+  EXPECT_EQ(SqlInt("SELECT applied_ns FROM schema_migrations WHERE version = 20260907000000"),
+            applied_ns);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM allocation_boundary"), 1);
+}
+
+TEST_F(PostgresStoreTest, ConcurrentStartersMigrateOnce) {
+  // verifies: STORE.md 2.6
+  std::vector<std::thread> starters;
+  std::atomic<int> opened{0};
+  for (int i = 0; i < 4; ++i) {
+    starters.emplace_back([&] {
+      auto store = PostgresStore::Open(db_->Options(false), Clock::now() + seconds(60));
+      if (store.ok()) {
+        opened.fetch_add(1);
+      } else {
+        ADD_FAILURE() << store.status().ToString();
+      }
+    });
+  }
+  for (auto& t : starters) {
+    t.join();
+  }
+  EXPECT_EQ(opened.load(), 4);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM schema_migrations"), 1);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM allocation_boundary"), 1);
+}
+
+TEST_F(PostgresStoreTest, ChangedMigrationRefusesToStartNamingTheVersion) {
+  // verifies: STORE.md 2.6
+  ASSERT_NE(Open(), nullptr);
+  Sql("UPDATE schema_migrations SET checksum = sha256('edited'::bytea)");
+  auto store = PostgresStore::Open(db_->Options(false), Clock::now() + seconds(60));
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store.status().message(),
+            "database migration 20260907000000 differs from the one this binary carries");
+}
+
+TEST_F(PostgresStoreTest, UnknownAppliedMigrationIsTolerated) {
+  // verifies: STORE.md 2.6
+  ASSERT_NE(Open(), nullptr);
+  Sql("INSERT INTO schema_migrations VALUES (29990101000000, 'from a newer binary', "
+      "sha256('x'::bytea), 1)");
+  std::vector<std::string> warnings;
+  PostgresOptions options = db_->Options(false);
+  options.warning_sink = [&](std::string_view w) { warnings.emplace_back(w); };
+  EXPECT_NE(Open(options), nullptr);
+  EXPECT_EQ(warnings, std::vector<std::string>({"database migration 29990101000000 is unknown to "
+                                                "this binary (a newer binary went first)"}));
+}
+
+TEST_F(PostgresStoreTest, OpenErrorsNameTheSettingNeverTheUrl) {
+  // verifies: OPS-014
+  PostgresOptions options = db_->Options(false);
+  options.primary_url = "postgres://postgres:s3cret-pw@127.0.0.1:1/nowhere";
+  auto store = PostgresStore::Open(options, Clock::now() + seconds(10));
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(store.status().message(), "database.url: cannot connect: connection refused");
+
+  options.primary_url = "postgres://a:b@[not a url";
+  store = PostgresStore::Open(options, Clock::now() + seconds(10));
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().message().find("not a url"), std::string::npos);
+  EXPECT_EQ(store.status().message().rfind("database.url: ", 0), 0u);
+
+  options = db_->Options(false);
+  options.replica_url = "postgres://postgres:s3cret-pw@127.0.0.1:1/nowhere";
+  store = PostgresStore::Open(options, Clock::now() + seconds(10));
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().message(), "database.replica_url: cannot connect: connection refused");
+
+  options = db_->Options(false);
+  options.max_connections = 0;
+  store = PostgresStore::Open(options, Clock::now() + seconds(10));
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().message(), "database.max_connections: must be at least 1");
+}
+
+// ---- The publish transaction. ----
+
+TEST_F(PostgresStoreTest, ManyPublishersOnOverlappingTopicsNeverDeadlock) {
+  // verifies: ARC-031
+  // verifies: API-287
+  // verifies: API-201
+  PostgresOptions options = db_->Options(false);
+  options.max_connections = 12;
+  auto store = Open(options);
+  ASSERT_NE(store, nullptr);
+  std::vector<std::string> topics;
+  for (uint8_t n = 0; n < 6; ++n) {
+    topics.push_back(GroupTopic(n));
+  }
+  constexpr int kThreads = 12;
+  constexpr int kPublishes = 25;
+  std::vector<std::vector<std::vector<EnvelopeMeta>>> published(kThreads);
+  std::vector<std::string> errors[kThreads];
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(t));
+      for (int i = 0; i < kPublishes; ++i) {
+        // Three to five topics in a random order; every third publish carries an identity update
+        // of a per-thread inbox, so the identity lock joins the order too.
+        std::vector<std::string> mine = topics;
+        std::shuffle(mine.begin(), mine.end(), rng);
+        mine.resize(3 + rng() % 3);
+        std::vector<PublishItem> items;
+        for (size_t k = 0; k < mine.size(); ++k) {
+          items.push_back(
+              Item(mine[k], std::to_string(t) + "/" + std::to_string(i) + "/" + std::to_string(k)));
+        }
+        if (i % 3 == 0) {
+          items.push_back(IdentityItem(IdentityTopic(static_cast<uint8_t>(100 + t)),
+                                       "id" + std::to_string(t) + "/" + std::to_string(i),
+                                       /*head=*/-1));
+          items.back().identity_validated_head.reset();  // not head-checked here
+        }
+        auto r = store->CommitPublish(Request(items));
+        if (auto* e = std::get_if<StoreError>(&r)) {
+          errors[t].push_back(e->message);
+        } else {
+          published[t].push_back(std::get<CommitPublishResult>(r).metas);
+        }
+      }
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  std::set<int64_t> ids;
+  std::map<std::string, std::vector<int64_t>> by_topic_in_commit_order;
+  size_t total = 0;
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_TRUE(errors[t].empty()) << errors[t].front();
+    for (const auto& metas : published[t]) {
+      for (size_t k = 1; k < metas.size(); ++k) {
+        EXPECT_LT(metas[k - 1].sequence_id, metas[k].sequence_id);
+      }
+      for (const auto& m : metas) {
+        ids.insert(m.sequence_id);
+        ++total;
+      }
+    }
+  }
+  EXPECT_EQ(ids.size(), total);
+  EXPECT_EQ(store->released_open_transactions(), 0u);
+
+  // Every acknowledged row is stored, and nothing else.
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes"), static_cast<int64_t>(total));
+}
+
+TEST_F(PostgresStoreTest, ConcurrentDuplicatePublishesBothSucceedWithOneId) {
+  // verifies: API-222
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  const std::string topic = GroupTopic(1);
+  // Hold the topic's lock so that both publishers queue on it, then let them go together.
+  Params key;
+  key.Int8(TopicKey(topic));
+  Sql("SELECT pg_advisory_lock($1::int8)", key);
+
+  PublishItem plain = Item(topic, "same envelope");
+  PublishItem failing = plain;  // its own validation failed, but a concurrent copy commits
+  failing.pending_failure = InvalidArgument("validation failed");
+  StoreResult<CommitPublishResult> results[2];
+  std::thread a([&] { results[0] = store->CommitPublish(Request({plain})); });
+  std::thread b([&] { results[1] = store->CommitPublish(Request({plain})); });
+  ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 2; }));
+  Params key2;
+  key2.Int8(TopicKey(topic));
+  Sql("SELECT pg_advisory_unlock($1::int8)", key2);
+  a.join();
+  b.join();
+
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(results[0])) << Describe(results[0]);
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(results[1])) << Describe(results[1]);
+  const auto& r0 = std::get<CommitPublishResult>(results[0]);
+  const auto& r1 = std::get<CommitPublishResult>(results[1]);
+  EXPECT_EQ(r0.metas[0].sequence_id, r1.metas[0].sequence_id);
+  EXPECT_EQ(r0.metas[0].server_ns, r1.metas[0].server_ns);
+  EXPECT_NE(r0.duplicate[0], r1.duplicate[0]);  // one stored it, the other found it
+
+  // A copy whose own validation failed still succeeds once the other copy committed.
+  Sql("SELECT pg_advisory_lock($1::int8)", key);
+  StoreResult<CommitPublishResult> late;
+  std::thread c([&] { late = store->CommitPublish(Request({failing})); });
+  ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 1; }));
+  Sql("SELECT pg_advisory_unlock($1::int8)", key2);
+  c.join();
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(late)) << Describe(late);
+  EXPECT_TRUE(std::get<CommitPublishResult>(late).duplicate[0]);
+  EXPECT_EQ(std::get<CommitPublishResult>(late).metas[0].sequence_id, r0.metas[0].sequence_id);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes"), 1);
+}
+
+TEST_F(PostgresStoreTest, IdentityHeadThatMovedWhileWaitingIsStaleHistory) {
+  // verifies: API-232
+  // verifies: ARC-032
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  const std::string inbox = IdentityTopic(1);
+  // The publisher validated against an empty history, then waits for the identity lock while
+  // another identity update commits: the fresh head check under the lock sees it.
+  auto holder = db_->Connect(Database::kPrimary);
+  ASSERT_TRUE(holder.ok());
+  Sql("BEGIN", holder->get());
+  Sql("SELECT pg_advisory_xact_lock(0, 1)", holder->get());
+  StoreResult<CommitPublishResult> result;
+  std::thread publisher([&] {
+    result = store->CommitPublish(
+        Request({Item(GroupTopic(1), "group row"), IdentityItem(inbox, "u2", /*head=*/0)}));
+  });
+  ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 1; }));
+  // What a concurrent identity publish would have committed (as the lock holder).
+  Params row;
+  row.Bytea(inbox);
+  Sql("WITH s AS (SELECT nextval('envelope_sequence') AS id), "
+      "i AS (INSERT INTO envelopes SELECT s.id, $1::bytea, 1, NULL, "
+      "decode(repeat('ee', 32), 'hex'), false, '\\x01', false, NULL FROM s) "
+      "INSERT INTO topic_watermark SELECT $1::bytea, s.id FROM s",
+      row, holder->get());
+  Sql("COMMIT", holder->get());
+  publisher.join();
+  ASSERT_EQ(KindOf(result), ErrorKind::kStaleHistory) << Describe(result);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes"), 1);  // nothing of the request stored
+  EXPECT_EQ(store->released_open_transactions(), 0u);
+}
+
+TEST_F(PostgresStoreTest, IdentityChangesAreProjectedWithGuards) {
+  // verifies: STORE.md 2.2
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  const std::string inbox = IdentityTopic(2);
+  PublishItem add = IdentityItem(inbox, "add", 0);
+  add.identity_changes = {{.identifier = "0xabc", .identifier_kind = 1, .added = true},
+                          {.identifier = "0xdef", .identifier_kind = 1, .added = true}};
+  auto r1 = store->CommitPublish(Request({add}));
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(r1)) << Describe(r1);
+  int64_t u1 = std::get<CommitPublishResult>(r1).metas[0].sequence_id;
+
+  PublishItem revoke = IdentityItem(inbox, "revoke", u1);
+  revoke.identity_changes = {{.identifier = "0xabc", .identifier_kind = 1, .added = false}};
+  auto r2 = store->CommitPublish(Request({revoke}));
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(r2)) << Describe(r2);
+  int64_t u2 = std::get<CommitPublishResult>(r2).metas[0].sequence_id;
+
+  Params inbox_id;
+  inbox_id.Bytea(std::string_view(inbox).substr(1));
+  PgResult rows =
+      Sql("SELECT identifier, identifier_kind::int4, association_sequence_id, "
+          "coalesce(revocation_sequence_id, 0) FROM identifier_association "
+          "WHERE inbox_id = $1::bytea ORDER BY identifier",
+          inbox_id);
+  ASSERT_EQ(rows.rows(), 2);
+  EXPECT_EQ(rows.Bytes(0, 0), "0xabc");
+  EXPECT_EQ(rows.Int4(0, 1), 1);
+  EXPECT_EQ(rows.Int8(0, 2), u1);
+  EXPECT_EQ(rows.Int8(0, 3), u2);
+  EXPECT_EQ(rows.Bytes(1, 0), "0xdef");
+  EXPECT_EQ(rows.Int8(1, 3), 0);
+
+  // Re-adding with a newer update clears the revocation.
+  PublishItem readd = IdentityItem(inbox, "readd", u2);
+  readd.identity_changes = {{.identifier = "0xabc", .identifier_kind = 1, .added = true}};
+  auto r3 = store->CommitPublish(Request({readd}));
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(r3)) << Describe(r3);
+  int64_t u3 = std::get<CommitPublishResult>(r3).metas[0].sequence_id;
+  rows = Sql(
+      "SELECT association_sequence_id, revocation_sequence_id IS NULL FROM identifier_association "
+      "WHERE inbox_id = $1::bytea AND identifier = '0xabc'",
+      inbox_id);
+  ASSERT_EQ(rows.rows(), 1);
+  EXPECT_EQ(rows.Int8(0, 0), u3);
+  EXPECT_TRUE(rows.Bool(0, 1));
+}
+
+TEST_F(PostgresStoreTest, StatementTimeoutWhileWaitingForATopicLockIsTimeout) {
+  // verifies: ARC-051
+  PostgresOptions options = db_->Options(false);
+  options.statement_timeout_ms = 200;
+  auto store = Open(options);
+  ASSERT_NE(store, nullptr);
+  const std::string topic = GroupTopic(3);
+  Params key;
+  key.Int8(TopicKey(topic));
+  Sql("SELECT pg_advisory_lock($1::int8)", key);
+  auto start = Clock::now();
+  auto result = store->CommitPublish(Request({Item(topic, "blocked")}));
+  auto took = Clock::now() - start;
+  EXPECT_EQ(KindOf(result), ErrorKind::kTimeout) << Describe(result);
+  EXPECT_LT(took, seconds(3));
+  Sql("SELECT pg_advisory_unlock($1::int8)", key);
+
+  // The connection went back to the pool clean; the next publish goes through.
+  auto ok = store->CommitPublish(Request({Item(topic, "after")}));
+  EXPECT_TRUE(std::holds_alternative<CommitPublishResult>(ok)) << Describe(ok);
+  EXPECT_EQ(store->released_open_transactions(), 0u);
+}
+
+TEST_F(PostgresStoreTest, PublishLifetimeBoundsTheLockWaitInsideThePostgresServer) {
+  // verifies: ARC-051
+  // verifies: STORE.md 3.3
+  auto store = Open();  // statement timeout 5 s
+  ASSERT_NE(store, nullptr);
+  const std::string topic = GroupTopic(4);
+  Params key;
+  key.Int8(TopicKey(topic));
+  Sql("SELECT pg_advisory_lock($1::int8)", key);
+  CommitPublishRequest request = Request({Item(topic, "short-lived")});
+  request.deadline = Clock::now() + milliseconds(300);
+  auto start = Clock::now();
+  auto result = store->CommitPublish(request);
+  EXPECT_EQ(KindOf(result), ErrorKind::kTimeout) << Describe(result);
+  EXPECT_LT(Clock::now() - start, seconds(2));
+  // No backend of the store still waits for (or holds) a lock.
+  EXPECT_EQ(WaitingAdvisoryLocks(), 0);
+  Sql("SELECT pg_advisory_unlock($1::int8)", key);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes"), 0);
+}
+
+TEST_F(PostgresStoreTest, ExpiredDeadlineFailsBeforeTouchingTheDatabase) {
+  // verifies: STORE.md 3.3
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  CommitPublishRequest request = Request({Item(GroupTopic(1), "late")});
+  request.deadline = Clock::now() - milliseconds(1);
+  EXPECT_EQ(KindOf(store->CommitPublish(request)), ErrorKind::kTimeout);
+}
+
+TEST_F(PostgresStoreTest, ClientDeadlineCancelsAStatementTheServerDoesNotEnd) {
+  // verifies: STORE.md 3.3
+  auto conn = db_->Connect(Database::kPrimary);  // no server-side statement timeout
+  ASSERT_TRUE(conn.ok());
+  auto start = Clock::now();
+  auto r = (*conn)->Exec("sleep", "SELECT pg_sleep(30)", Clock::now() + milliseconds(200));
+  ASSERT_TRUE(std::holds_alternative<DbError>(r));
+  EXPECT_EQ(std::get<DbError>(r).kind, ErrorKind::kTimeout);
+  EXPECT_LT(Clock::now() - start, seconds(3));
+  // The cancel was answered: the connection stays usable.
+  ASSERT_TRUE((*conn)->usable());
+  EXPECT_EQ(SqlInt("SELECT 7::int8", conn->get()), 7);
+}
+
+TEST_F(PostgresStoreTest, OverflowAfterAllocationRollsBackAndCountsNothing) {
+  // verifies: OPS-020
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  CommitPublishRequest request = Request({Item(GroupTopic(1), "a")});
+  request.retention.group_message = std::numeric_limits<int64_t>::max() / 1000000000;
+  EXPECT_EQ(KindOf(store->CommitPublish(request)), ErrorKind::kOverflow);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes"), 0);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM topic_watermark"), 0);
+  EXPECT_EQ(store->released_open_transactions(), 0u);
+}
+
+// ---- Connections and the pool. ----
+
+TEST_F(PostgresStoreTest, BackendTerminatedDuringAPublishIsConnectionThenThePoolRecovers) {
+  // verifies: STORE.md 3.2
+  PostgresOptions options = db_->Options(false);
+  options.max_connections = 1;
+  auto store = Open(options);
+  ASSERT_NE(store, nullptr);
+  const std::string topic = GroupTopic(5);
+  Params key;
+  key.Int8(TopicKey(topic));
+  Sql("SELECT pg_advisory_lock($1::int8)", key);
+  StoreResult<CommitPublishResult> result;
+  std::thread publisher([&] { result = store->CommitPublish(Request({Item(topic, "x")})); });
+  ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 1; }));
+  std::vector<int32_t> pids = StoreBackends("wait_event_type = 'Lock'");
+  ASSERT_EQ(pids.size(), 1u);
+  Params pid;
+  pid.Int4(pids[0]);
+  Sql("SELECT pg_terminate_backend($1::int4, 5000)", pid);
+  publisher.join();
+  EXPECT_EQ(KindOf(result), ErrorKind::kConnection) << Describe(result);
+  Sql("SELECT pg_advisory_unlock($1::int8)", key);
+
+  auto again = store->CommitPublish(Request({Item(topic, "x")}));
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(again)) << Describe(again);
+  EXPECT_FALSE(std::get<CommitPublishResult>(again).duplicate[0]);  // the first never committed
+}
+
+TEST_F(PostgresStoreTest, IdleConnectionTheServerEndedIsReplacedWithoutAnError) {
+  // verifies: STORE.md 2.5
+  PostgresOptions options = db_->Options(false);
+  options.max_connections = 1;
+  auto store = Open(options);
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(std::holds_alternative<std::optional<StoredEnvelope>>(store->Get(1)));
+  // (The migration connection Open closed may take a moment to leave pg_stat_activity.)
+  ASSERT_TRUE(WaitFor([&] { return StoreBackends().size() == 1; }));
+  std::vector<int32_t> pids = StoreBackends();
+  ASSERT_EQ(pids.size(), 1u);
+  Params pid;
+  pid.Int4(pids[0]);
+  Sql("SELECT pg_terminate_backend($1::int4, 5000)", pid);
+  // Nothing had been sent on it, so the pool drops it at acquisition and opens another.
+  auto r = store->Get(1);
+  EXPECT_TRUE(std::holds_alternative<std::optional<StoredEnvelope>>(r)) << Describe(r);
+  std::vector<int32_t> now = StoreBackends();
+  ASSERT_EQ(now.size(), 1u);
+  EXPECT_NE(now[0], pids[0]);
+}
+
+TEST_F(PostgresStoreTest, ReleasedOpenTransactionIsRolledBackAndCounted) {
+  // verifies: STORE.md 2.5
+  // verifies: ARC-060
+  std::vector<std::string> warnings;
+  ConnectionPool pool({.url = db_->primary_url(),
+                       .setting = "database.url",
+                       .max_connections = 1,
+                       .statement_timeout_ms = 5000,
+                       .warning_sink = [&](std::string_view w) { warnings.emplace_back(w); }});
+  auto deadline = [] { return Clock::now() + seconds(10); };
+  {
+    auto lease = pool.Acquire(deadline());
+    ASSERT_TRUE(std::holds_alternative<ConnectionPool::Lease>(lease));
+    auto& conn = *std::get<ConnectionPool::Lease>(lease);
+    ASSERT_FALSE(std::holds_alternative<DbError>(
+        conn.ExecScript("t", "BEGIN; CREATE TABLE leaked (x int)", deadline())));
+  }
+  EXPECT_EQ(pool.released_open_transactions(), 1u);
+  ASSERT_EQ(warnings.size(), 1u);
+  {
+    // A failed transaction is rolled back too.
+    auto lease = pool.Acquire(deadline());
+    ASSERT_TRUE(std::holds_alternative<ConnectionPool::Lease>(lease));
+    auto& conn = *std::get<ConnectionPool::Lease>(lease);
+    EXPECT_EQ(conn.transaction_status(), PQTRANS_IDLE);
+    (void)conn.ExecScript("t", "BEGIN; SELECT 1/0", deadline());
+    EXPECT_EQ(conn.transaction_status(), PQTRANS_INERROR);
+  }
+  EXPECT_EQ(pool.released_open_transactions(), 2u);
+  EXPECT_EQ(pool.open_connections(), 1u);  // the same connection, reused
+  // The leaked table was rolled back with its transaction.
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM pg_tables WHERE tablename = 'leaked'"), 0);
+  {
+    auto lease = pool.Acquire(deadline());
+    ASSERT_TRUE(std::holds_alternative<ConnectionPool::Lease>(lease));
+    EXPECT_EQ((*std::get<ConnectionPool::Lease>(lease)).transaction_status(), PQTRANS_IDLE);
+  }
+}
+
+TEST_F(PostgresStoreTest, PoolAcquisitionTimesOutWhenEveryConnectionIsLeased) {
+  // verifies: STORE.md 3.2
+  ConnectionPool pool({.url = db_->primary_url(),
+                       .setting = "database.url",
+                       .max_connections = 1,
+                       .statement_timeout_ms = 5000,
+                       .warning_sink = {}});
+  auto held = pool.Acquire(Clock::now() + seconds(10));
+  ASSERT_TRUE(std::holds_alternative<ConnectionPool::Lease>(held));
+  auto second = pool.Acquire(Clock::now() + milliseconds(100));
+  ASSERT_TRUE(std::holds_alternative<DbError>(second));
+  EXPECT_EQ(std::get<DbError>(second).kind, ErrorKind::kPoolTimeout);
+}
+
+// ---- The closed allocation boundary. ----
+
+TEST_F(PostgresStoreTest, BoundaryAdvancesToTheLastAllocatedIdAndNeverGoesDown) {
+  // verifies: API-203
+  // verifies: API-291
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  auto first = store->AdvanceBoundary();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->outcome, AdvanceResult::Outcome::kOk);
+  EXPECT_EQ(first->boundary, 0);  // an unused sequence
+
+  auto published = store->CommitPublish(
+      Request({Item(GroupTopic(1), "a"), Item(GroupTopic(2), "b"), Item(GroupTopic(1), "c")}));
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(published)) << Describe(published);
+  int64_t last = std::get<CommitPublishResult>(published).metas[2].sequence_id;
+  auto second = store->AdvanceBoundary();
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->boundary, last);
+
+  // Ids drawn by a publish that rolled back are settled too: they can never be stored.
+  CommitPublishRequest overflowing = Request({Item(GroupTopic(1), "d"), Item(GroupTopic(3), "e")});
+  overflowing.retention.group_message = std::numeric_limits<int64_t>::max() / 1000000000;
+  ASSERT_EQ(KindOf(store->CommitPublish(overflowing)), ErrorKind::kOverflow);
+  auto third = store->AdvanceBoundary();
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(third->boundary, last + 2);
+  auto read = store->ReadBoundary(Database::kPrimary);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(*read, last + 2);
+
+  // A stored boundary above the sequence is never lowered: the attempt is an error.
+  Sql("UPDATE allocation_boundary SET closed_sequence_id = 1000");
+  auto backwards = store->AdvanceBoundary();
+  ASSERT_FALSE(backwards.ok());
+  EXPECT_EQ(backwards.status().code(), StatusCode::kInternal);
+  EXPECT_EQ(*store->ReadBoundary(Database::kPrimary), 1000);
+}
+
+TEST_F(PostgresStoreTest, BoundaryReportsLockTimeoutWhileAPublisherHoldsTheBarrier) {
+  // verifies: STORE.md 4.1
+  PostgresOptions options = db_->Options(false);
+  options.max_barrier_wait_ms = 100;
+  auto store = Open(options);
+  ASSERT_NE(store, nullptr);
+  auto published = store->CommitPublish(Request({Item(GroupTopic(1), "a")}));
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(published));
+
+  auto publisher = db_->Connect(Database::kPrimary);
+  ASSERT_TRUE(publisher.ok());
+  Sql("BEGIN", publisher->get());
+  Sql("SELECT pg_advisory_xact_lock_shared(0, 2)", publisher->get());
+  auto start = Clock::now();
+  auto blocked = store->AdvanceBoundary();
+  ASSERT_TRUE(blocked.ok()) << blocked.status().ToString();
+  EXPECT_EQ(blocked->outcome, AdvanceResult::Outcome::kLockTimeout);
+  EXPECT_LT(Clock::now() - start, seconds(3));
+  EXPECT_EQ(*store->ReadBoundary(Database::kPrimary), 0);  // nothing changed
+  Sql("COMMIT", publisher->get());
+
+  auto free = store->AdvanceBoundary();
+  ASSERT_TRUE(free.ok());
+  EXPECT_EQ(free->outcome, AdvanceResult::Outcome::kOk);
+  EXPECT_EQ(free->boundary, std::get<CommitPublishResult>(published).metas[0].sequence_id);
+}
+
+TEST_F(PostgresStoreTest, BoundaryWaitsForAPublisherThatHoldsTheBarrier) {
+  // verifies: STORE.md 4.2
+  auto store = Open();  // barrier wait 1 s
+  ASSERT_NE(store, nullptr);
+  auto publisher = db_->Connect(Database::kPrimary);
+  ASSERT_TRUE(publisher.ok());
+  // A publisher drew an id under the shared barrier and has not committed yet.
+  Sql("BEGIN", publisher->get());
+  Sql("SELECT pg_advisory_xact_lock_shared(0, 2)", publisher->get());
+  int64_t drawn = SqlInt("SELECT nextval('envelope_sequence')", publisher->get());
+  Result<AdvanceResult> result = Status(StatusCode::kUnknown, "not run");
+  std::thread task([&] { result = store->AdvanceBoundary(); });
+  ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 1; }));
+  Sql("ROLLBACK", publisher->get());
+  task.join();
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->outcome, AdvanceResult::Outcome::kOk);
+  EXPECT_EQ(result->boundary, drawn);  // settled: rolled back, never to be stored
+}
+
+// ---- The replica. ----
+
+// Replay pauses are cluster-wide: tests that pause serialize on a lock in the `postgres`
+// database, and always resume.
+class ReplayPause {
+ public:
+  ReplayPause(Connection& admin, Connection& replica) : admin_(admin), replica_(replica) {}
+  ~ReplayPause() { Resume(); }
+  Status Pause() {
+    auto deadline = Clock::now() + seconds(60);
+    auto r = admin_.Exec("test", "SELECT pg_advisory_lock(0, 77)", deadline);
+    if (auto* e = std::get_if<DbError>(&r)) {
+      return Unavailable(e->message);
+    }
+    locked_ = true;
+    r = replica_.Exec("test", "SELECT pg_wal_replay_pause()", deadline);
+    if (auto* e = std::get_if<DbError>(&r)) {
+      return Unavailable(e->message);
+    }
+    paused_ = true;
+    // Paused means replay has actually stopped, not just been asked to.
+    bool stopped = WaitFor([&] {
+      auto s = replica_.Exec("test", "SELECT pg_get_wal_replay_pause_state() = 'paused'",
+                             Clock::now() + seconds(10));
+      return std::holds_alternative<PgResult>(s) && std::get<PgResult>(s).Bool(0, 0);
+    });
+    return stopped ? Status::Ok() : Unavailable("replay did not pause");
+  }
+  void Resume() {
+    auto deadline = Clock::now() + seconds(30);
+    if (paused_) {
+      (void)replica_.Exec("test", "SELECT pg_wal_replay_resume()", deadline);
+      paused_ = false;
+    }
+    if (locked_) {
+      (void)admin_.Exec("test", "SELECT pg_advisory_unlock(0, 77)", deadline);
+      locked_ = false;
+    }
+  }
+
+ private:
+  Connection& admin_;
+  Connection& replica_;
+  bool locked_ = false;
+  bool paused_ = false;
+};
+
+class PostgresReplicaTest : public PostgresStoreTest {
+ protected:
+  void SetUp() override {
+    PostgresStoreTest::SetUp();
+    if (HasFatalFailure()) {
+      return;
+    }
+    Status replica = db_->WaitForReplica();
+    ASSERT_TRUE(replica.ok()) << replica.ToString();
+    auto conn = db_->Connect(Database::kReadDatabase);
+    ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+    replica_ = std::move(conn).value();
+    // The pause lock lives in the cluster's `postgres` database, shared by every test database.
+    auto cluster = Connection::Open(WithDatabase(db_->primary_url(), "postgres"), "admin", 0,
+                                    Clock::now() + seconds(30));
+    ASSERT_TRUE(std::holds_alternative<std::unique_ptr<Connection>>(cluster));
+    cluster_ = std::move(std::get<std::unique_ptr<Connection>>(cluster));
+  }
+  void TearDown() override {
+    replica_.reset();
+    cluster_.reset();
+    PostgresStoreTest::TearDown();
+  }
+
+  std::unique_ptr<Connection> replica_;
+  std::unique_ptr<Connection> cluster_;
+};
+
+TEST_F(PostgresReplicaTest, NewestReadsTheReplicaAsAnEarlierView) {
+  // verifies: OPS-009
+  // verifies: OPS-010
+  // verifies: API-201
+  auto store = Open(db_->Options(/*with_replica=*/true));
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->has_replica());
+  const std::string t = GroupTopic(1);
+  const std::string u = GroupTopic(2);
+  auto first = store->CommitPublish(Request({Item(t, "t1")}));
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(first)) << Describe(first);
+  int64_t t1 = std::get<CommitPublishResult>(first).metas[0].sequence_id;
+  ASSERT_TRUE(WaitFor([&] {
+    auto n = store->Newest({t}, false);
+    return std::holds_alternative<std::vector<StoredEnvelope>>(n) &&
+           std::get<std::vector<StoredEnvelope>>(n).size() == 1;
+  }));
+
+  ReplayPause pause(*cluster_, *replica_);
+  Status paused = pause.Pause();
+  ASSERT_TRUE(paused.ok()) << paused.ToString();
+  auto second = store->CommitPublish(Request({Item(t, "t2"), Item(u, "u1")}));
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(second)) << Describe(second);
+  int64_t t2 = std::get<CommitPublishResult>(second).metas[0].sequence_id;
+
+  // The replica lacks a suffix of each topic: t's newest is still t1, u is absent.
+  auto lagged = store->Newest({u, t}, /*with_payload=*/true);
+  ASSERT_TRUE(std::holds_alternative<std::vector<StoredEnvelope>>(lagged)) << Describe(lagged);
+  const auto& rows = std::get<std::vector<StoredEnvelope>>(lagged);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].meta.sequence_id, t1);
+  EXPECT_EQ(rows[0].payload, "t1");
+  // Query and Get read the primary: they see the new rows at once (API-202, OPS-009).
+  auto page = store->Query({{t, 0}, {u, 0}}, 10);
+  ASSERT_TRUE(std::holds_alternative<QueryPage>(page));
+  EXPECT_EQ(std::get<QueryPage>(page).envelopes.size(), 3u);
+  auto got = store->Get(t2);
+  ASSERT_TRUE(std::holds_alternative<std::optional<StoredEnvelope>>(got));
+  EXPECT_TRUE(std::get<std::optional<StoredEnvelope>>(got).has_value());
+  // The boundary on the read database lags the same way.
+  auto advanced = store->AdvanceBoundary();
+  ASSERT_TRUE(advanced.ok());
+  EXPECT_EQ(*store->ReadBoundary(Database::kPrimary), advanced->boundary);
+  EXPECT_EQ(*store->ReadBoundary(Database::kReadDatabase), 0);
+
+  pause.Resume();
+  EXPECT_TRUE(WaitFor([&] {
+    auto n = store->Newest({u, t}, false);
+    if (!std::holds_alternative<std::vector<StoredEnvelope>>(n)) {
+      return false;
+    }
+    const auto& v = std::get<std::vector<StoredEnvelope>>(n);
+    return v.size() == 2 && v[1].meta.sequence_id == t2;
+  }));
+  EXPECT_TRUE(WaitFor([&] {
+    auto b = store->ReadBoundary(Database::kReadDatabase);
+    return b.ok() && *b == advanced->boundary;
+  }));
+}
+
+TEST_F(PostgresReplicaTest, OpenWaitsForTheReplicaToReplayTheMigrations) {
+  // verifies: STORE.md 2.6
+  // verifies: STORE.md 6
+  {
+    ReplayPause pause(*cluster_, *replica_);
+    Status paused = pause.Pause();
+    ASSERT_TRUE(paused.ok()) << paused.ToString();
+    auto start = Clock::now();
+    auto store =
+        PostgresStore::Open(db_->Options(/*with_replica=*/true), Clock::now() + milliseconds(500));
+    ASSERT_FALSE(store.ok());
+    EXPECT_EQ(store.status().code(), StatusCode::kDeadlineExceeded);
+    EXPECT_EQ(store.status().message(),
+              "database.replica_url: the replica did not replay the migrations in time");
+    EXPECT_LT(Clock::now() - start, seconds(3));
+  }
+  // Resumed: the replica catches up and Open returns once it has replayed the migrations.
+  auto store = Open(db_->Options(/*with_replica=*/true));
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM schema_migrations", replica_.get()), 1);
+}
+
+}  // namespace
+}  // namespace postgres
+}  // namespace xb::store

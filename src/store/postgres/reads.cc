@@ -1,0 +1,264 @@
+// Reads (STORE.md 7): each is one statement, so one snapshot, on the database OPS-009 allows.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "store/postgres/postgres_store.h"
+#include "store/postgres/rows.h"
+
+namespace xb::store::postgres {
+namespace {
+
+// Past the statement timeout the server answers 57014 itself; the client waits this much longer
+// before it cancels (a server or network that stopped answering).
+constexpr std::chrono::milliseconds kClientSlack{1000};
+
+constexpr const char* kClock =
+    "SELECT (extract(epoch FROM clock_timestamp()) * 1000000000)::bigint";
+
+constexpr const char* kFindDuplicates = "SELECT u.ord, " XB_PG_META_COLUMNS R"sql(
+FROM unnest($1::bytea[], $2::bytea[]) WITH ORDINALITY AS u(topic, hash, ord)
+JOIN envelopes AS e ON e.topic = u.topic AND e.message_hash = u.hash)sql";
+
+constexpr const char* kHistory = "SELECT " XB_PG_META_COLUMNS R"sql(, e.payload
+FROM envelopes AS e WHERE e.topic = $1::bytea ORDER BY e.sequence_id)sql";
+
+// implements: API-240 (per topic an index range scan of at most limit + 1 ids above its cursor;
+// of all candidates the lowest limit + 1, materialized; the page is the lowest `limit`, loaded by
+// primary key; has_more = more than `limit` candidates, all in one snapshot)
+constexpr const char* kQuery = R"sql(
+WITH c AS MATERIALIZED (
+  SELECT x.sequence_id
+  FROM unnest($1::bytea[], $2::int8[]) AS q(topic, after)
+  CROSS JOIN LATERAL (
+    SELECT s.sequence_id FROM envelopes AS s
+    WHERE s.topic = q.topic AND s.sequence_id > q.after
+    ORDER BY s.sequence_id
+    LIMIT $3::int8) AS x
+  ORDER BY x.sequence_id
+  LIMIT $3::int8)
+SELECT n.total, )sql" XB_PG_META_COLUMNS R"sql(, e.payload
+FROM (SELECT count(*) AS total FROM c) AS n
+LEFT JOIN LATERAL (
+  SELECT p.* FROM envelopes AS p
+  WHERE p.sequence_id IN (SELECT c.sequence_id FROM c ORDER BY c.sequence_id LIMIT $4::int8)
+) AS e ON true
+ORDER BY e.sequence_id)sql";
+
+// implements: API-244 (watermark joined to the row it names; a topic without one is absent)
+constexpr const char* kNewestFull = "SELECT u.ord, " XB_PG_META_COLUMNS R"sql(, e.payload
+FROM unnest($1::bytea[]) WITH ORDINALITY AS u(topic, ord)
+JOIN topic_watermark AS w ON w.topic = u.topic
+JOIN envelopes AS e ON e.sequence_id = w.last_sequence_id AND e.topic = w.topic
+ORDER BY u.ord)sql";
+
+constexpr const char* kNewestMeta = "SELECT u.ord, " XB_PG_META_COLUMNS R"sql(
+FROM unnest($1::bytea[]) WITH ORDINALITY AS u(topic, ord)
+JOIN topic_watermark AS w ON w.topic = u.topic
+JOIN envelopes AS e ON e.sequence_id = w.last_sequence_id AND e.topic = w.topic
+ORDER BY u.ord)sql";
+
+constexpr const char* kGet = "SELECT " XB_PG_META_COLUMNS R"sql(, e.payload
+FROM envelopes AS e WHERE e.sequence_id = $1::int8)sql";
+
+std::string_view HashBytes(const Hash& hash) {
+  return {reinterpret_cast<const char*>(hash.data()), hash.size()};
+}
+
+StoreError BadRow(std::string_view what) {
+  return InvariantError(what, "a stored row breaks the schema").ToStoreError();
+}
+
+// One statement on a connection of `pool`: the pool wait is bounded by the statement timeout,
+// the statement by the server's statement_timeout and, a little later, the client's deadline.
+DbResult<PgResult> ReadOnce(ConnectionPool& pool, std::chrono::milliseconds statement_timeout,
+                            std::string_view what, const char* sql, const Params& params) {
+  auto lease = pool.Acquire(Clock::now() + statement_timeout);
+  if (auto* e = std::get_if<DbError>(&lease)) {
+    return std::move(*e);
+  }
+  return (*std::get<ConnectionPool::Lease>(lease))
+      .Exec(what, sql, params, Clock::now() + statement_timeout + kClientSlack);
+}
+
+}  // namespace
+
+std::chrono::milliseconds PostgresStore::StatementTimeout() const {
+  return std::chrono::milliseconds(options_.statement_timeout_ms);
+}
+
+// implements: OPS-020 (the primary store's clock)
+StoreResult<int64_t> PostgresStore::ClockNs() {
+  auto r = ReadOnce(primary_, StatementTimeout(), "clock", kClock, Params());
+  if (auto* e = std::get_if<DbError>(&r)) {
+    return e->ToStoreError();
+  }
+  const PgResult& rows = std::get<PgResult>(r);
+  if (rows.rows() != 1) {
+    return BadRow("clock");
+  }
+  return rows.Int8(0, 0);
+}
+
+// implements: STORE.md 3.1 step 3 (one statement against the unique index, on the primary)
+StoreResult<std::vector<std::optional<EnvelopeMeta>>> PostgresStore::FindDuplicates(
+    const std::vector<std::pair<std::string, Hash>>& keys) {
+  std::vector<std::optional<EnvelopeMeta>> out(keys.size());
+  if (keys.empty()) {
+    return out;
+  }
+  std::vector<std::string_view> topics;
+  std::vector<std::string_view> hashes;
+  for (const auto& [topic, hash] : keys) {
+    topics.push_back(topic);
+    hashes.push_back(HashBytes(hash));
+  }
+  Params params;
+  params.ByteaArray(topics).ByteaArray(hashes);
+  auto r = ReadOnce(primary_, StatementTimeout(), "find duplicates", kFindDuplicates, params);
+  if (auto* e = std::get_if<DbError>(&r)) {
+    return e->ToStoreError();
+  }
+  const PgResult& rows = std::get<PgResult>(r);
+  for (int row = 0; row < rows.rows(); ++row) {
+    auto meta = ReadMeta(rows, row, 1);
+    if (!meta) {
+      return BadRow("find duplicates");
+    }
+    out[static_cast<size_t>(rows.Int8(row, 0) - 1)] = std::move(*meta);
+  }
+  return out;
+}
+
+// implements: API-232 (the whole identity topic in one snapshot, on the primary)
+StoreResult<std::vector<StoredEnvelope>> PostgresStore::History(const std::string& topic) {
+  Params params;
+  params.Bytea(topic);
+  auto r = ReadOnce(primary_, StatementTimeout(), "history", kHistory, params);
+  if (auto* e = std::get_if<DbError>(&r)) {
+    return e->ToStoreError();
+  }
+  const PgResult& rows = std::get<PgResult>(r);
+  std::vector<StoredEnvelope> out;
+  out.reserve(static_cast<size_t>(rows.rows()));
+  for (int row = 0; row < rows.rows(); ++row) {
+    auto meta = ReadMeta(rows, row, 0);
+    if (!meta) {
+      return BadRow("history");
+    }
+    out.push_back(StoredEnvelope{.meta = std::move(*meta),
+                                 .payload = std::string(rows.Bytes(row, kMetaColumnCount))});
+  }
+  return out;
+}
+
+// implements: API-240, API-202 (Query reads the primary)
+StoreResult<QueryPage> PostgresStore::Query(const std::vector<TopicCursor>& topics,
+                                            uint32_t limit) {
+  QueryPage page;
+  if (topics.empty()) {
+    return page;
+  }
+  // Topics are distinct by contract; a repeat is read from its lowest cursor anyway (API-242).
+  std::map<std::string_view, int64_t> cursors;
+  for (const TopicCursor& t : topics) {
+    auto [it, inserted] = cursors.emplace(t.topic, t.after);
+    if (!inserted) {
+      it->second = std::min(it->second, t.after);
+    }
+  }
+  std::vector<std::string_view> names;
+  std::vector<int64_t> afters;
+  for (const auto& [topic, after] : cursors) {
+    names.push_back(topic);
+    afters.push_back(after);
+  }
+  Params params;
+  params.ByteaArray(names)
+      .Int8Array(afters)
+      .Int8(static_cast<int64_t>(limit) + 1)
+      .Int8(static_cast<int64_t>(limit));
+  auto r = ReadOnce(primary_, StatementTimeout(), "query", kQuery, params);
+  if (auto* e = std::get_if<DbError>(&r)) {
+    return e->ToStoreError();
+  }
+  const PgResult& rows = std::get<PgResult>(r);
+  if (rows.rows() < 1) {
+    return BadRow("query");
+  }
+  page.has_more = rows.Int8(0, 0) > static_cast<int64_t>(limit);
+  for (int row = 0; row < rows.rows(); ++row) {
+    if (rows.IsNull(row, 1)) {
+      continue;  // the empty page's single row
+    }
+    auto meta = ReadMeta(rows, row, 1);
+    if (!meta) {
+      return BadRow("query");
+    }
+    page.envelopes.push_back(StoredEnvelope{
+        .meta = std::move(*meta), .payload = std::string(rows.Bytes(row, 1 + kMetaColumnCount))});
+  }
+  return page;
+}
+
+// implements: API-244, OPS-009 (QueryNewest may read the replica), OPS-010 (a replica snapshot is
+// the primary's committed state at an earlier WAL position, and each topic's commit order is its
+// id order, so what it lacks on a topic is a suffix)
+StoreResult<std::vector<StoredEnvelope>> PostgresStore::Newest(
+    const std::vector<std::string>& topics, bool with_payload) {
+  std::vector<StoredEnvelope> out;
+  // Distinct topics in order of first appearance: results follow that order (STORE.md 7).
+  std::vector<std::string_view> distinct;
+  std::set<std::string_view> seen;
+  for (const std::string& t : topics) {
+    if (seen.insert(t).second) {
+      distinct.push_back(t);
+    }
+  }
+  if (distinct.empty()) {
+    return out;
+  }
+  Params params;
+  params.ByteaArray(distinct);
+  auto r = ReadOnce(ReadPool(), StatementTimeout(), "newest",
+                    with_payload ? kNewestFull : kNewestMeta, params);
+  if (auto* e = std::get_if<DbError>(&r)) {
+    return e->ToStoreError();
+  }
+  const PgResult& rows = std::get<PgResult>(r);
+  out.reserve(static_cast<size_t>(rows.rows()));
+  for (int row = 0; row < rows.rows(); ++row) {
+    auto meta = ReadMeta(rows, row, 1);
+    if (!meta) {
+      return BadRow("newest");
+    }
+    StoredEnvelope envelope{.meta = std::move(*meta), .payload = {}};
+    if (with_payload) {
+      envelope.payload = std::string(rows.Bytes(row, 1 + kMetaColumnCount));
+    }
+    out.push_back(std::move(envelope));
+  }
+  return out;
+}
+
+// implements: API 3.7 (Get answers from the current store, never a replica: OPS-009)
+StoreResult<std::optional<StoredEnvelope>> PostgresStore::Get(int64_t sequence_id) {
+  Params params;
+  params.Int8(sequence_id);
+  auto r = ReadOnce(primary_, StatementTimeout(), "get", kGet, params);
+  if (auto* e = std::get_if<DbError>(&r)) {
+    return e->ToStoreError();
+  }
+  const PgResult& rows = std::get<PgResult>(r);
+  if (rows.rows() == 0) {
+    return std::optional<StoredEnvelope>();
+  }
+  auto meta = ReadMeta(rows, 0, 0);
+  if (!meta) {
+    return BadRow("get");
+  }
+  return std::optional<StoredEnvelope>(StoredEnvelope{
+      .meta = std::move(*meta), .payload = std::string(rows.Bytes(0, kMetaColumnCount))});
+}
+
+}  // namespace xb::store::postgres

@@ -1,0 +1,261 @@
+#include "store/sqlite/connection.h"
+
+#include <string>
+#include <utility>
+
+namespace xb::store::sqlite {
+namespace {
+
+// How many VM instructions run between two deadline checks: small enough that an interrupt lands
+// within microseconds, large enough that reading the clock costs nothing measurable.
+constexpr int kProgressSteps = 1000;
+
+}  // namespace
+
+// implements: STORE.md 8 error mapping [design]
+StoreError MapSqliteError(int rc, std::string_view what) {
+  StoreError error;
+  switch (rc & 0xff) {
+    case SQLITE_INTERRUPT:  // only our deadline interrupts
+    case SQLITE_BUSY:       // busy_timeout (= statement timeout) ran out
+    case SQLITE_LOCKED:
+      error.kind = ErrorKind::kTimeout;
+      break;
+    case SQLITE_CONSTRAINT:
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+    case SQLITE_MISMATCH:
+    case SQLITE_FORMAT:
+    case SQLITE_RANGE:
+      error.kind = ErrorKind::kInvariant;
+      break;
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_CANTOPEN:
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_PROTOCOL:
+      error.kind = ErrorKind::kConnection;
+      break;
+    default:
+      error.kind = ErrorKind::kOther;
+      break;
+  }
+  // sqlite3_errstr is the fixed text of the code; it never carries a value, a path or SQL.
+  error.message = std::string(what) + ": " + sqlite3_errstr(rc);
+  return error;
+}
+
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+StatementUse::StatementUse(sqlite3* db, Statement* stmt, MaybeError error, std::string_view what)
+    : db_(db), stmt_(stmt), error_(std::move(error)), what_(what) {}
+
+StatementUse::~StatementUse() {
+  if (stmt_ != nullptr) {
+    sqlite3_reset(stmt_->get());
+    sqlite3_clear_bindings(stmt_->get());
+  }
+}
+
+void StatementUse::Fail(int rc) {
+  if (!error_) {
+    error_ = MapSqliteError(rc, what_);
+    if ((rc & 0xff) == SQLITE_CONSTRAINT) {
+      // A constraint message names the constraint or the columns, never the values.
+      error_->message += std::string(" (") + sqlite3_errmsg(db_) + ")";
+    }
+  }
+}
+
+StatementUse& StatementUse::BindInt64(int index, int64_t value) {
+  if (!error_) {
+    int rc = sqlite3_bind_int64(stmt_->get(), index, value);
+    if (rc != SQLITE_OK) {
+      Fail(rc);
+    }
+  }
+  return *this;
+}
+
+StatementUse& StatementUse::BindBlob(int index, std::string_view bytes) {
+  if (!error_) {
+    // A null pointer would bind NULL, not an empty BLOB.
+    int rc = bytes.empty() ? sqlite3_bind_zeroblob(stmt_->get(), index, 0)
+                           : sqlite3_bind_blob64(stmt_->get(), index, bytes.data(), bytes.size(),
+                                                 SQLITE_TRANSIENT);
+    if (rc != SQLITE_OK) {
+      Fail(rc);
+    }
+  }
+  return *this;
+}
+
+StatementUse& StatementUse::BindText(int index, std::string_view text) {
+  if (!error_) {
+    int rc = sqlite3_bind_text64(stmt_->get(), index, text.empty() ? "" : text.data(),
+                                 text.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+    if (rc != SQLITE_OK) {
+      Fail(rc);
+    }
+  }
+  return *this;
+}
+
+StatementUse& StatementUse::BindNull(int index) {
+  if (!error_) {
+    int rc = sqlite3_bind_null(stmt_->get(), index);
+    if (rc != SQLITE_OK) {
+      Fail(rc);
+    }
+  }
+  return *this;
+}
+
+StatementUse& StatementUse::BindOptionalInt64(int index, std::optional<int64_t> value) {
+  return value ? BindInt64(index, *value) : BindNull(index);
+}
+
+bool StatementUse::Step() {
+  if (error_) {
+    return false;
+  }
+  int rc = sqlite3_step(stmt_->get());
+  if (rc == SQLITE_ROW) {
+    return true;
+  }
+  if (rc != SQLITE_DONE) {
+    Fail(rc);
+  }
+  return false;
+}
+
+MaybeError StatementUse::Run() {
+  if (Step()) {
+    StoreError error;
+    error.kind = ErrorKind::kInvariant;
+    error.message = std::string(what_) + ": statement returned a row";
+    return error;
+  }
+  return error_;
+}
+
+int64_t StatementUse::ColumnInt64(int index) const {
+  return sqlite3_column_int64(stmt_->get(), index);
+}
+
+bool StatementUse::ColumnIsNull(int index) const {
+  return sqlite3_column_type(stmt_->get(), index) == SQLITE_NULL;
+}
+
+std::string StatementUse::ColumnBlob(int index) const {
+  const void* data = sqlite3_column_blob(stmt_->get(), index);
+  int size = sqlite3_column_bytes(stmt_->get(), index);
+  if (data == nullptr || size <= 0) {
+    return std::string();  // a zero-length BLOB comes back as a null pointer
+  }
+  return std::string(static_cast<const char*>(data), static_cast<size_t>(size));
+}
+
+std::string StatementUse::ColumnText(int index) const {
+  const unsigned char* data = sqlite3_column_text(stmt_->get(), index);
+  int size = sqlite3_column_bytes(stmt_->get(), index);
+  if (data == nullptr || size <= 0) {
+    return std::string();
+  }
+  return std::string(reinterpret_cast<const char*>(data), static_cast<size_t>(size));
+}
+
+Connection::Connection(sqlite3* db) : db_(db) {
+  sqlite3_progress_handler(db_, kProgressSteps, &Connection::OnProgress, this);
+}
+
+Connection::~Connection() {
+  cache_.clear();  // statements first: close_v2 would otherwise defer the close
+  sqlite3_progress_handler(db_, 0, nullptr, nullptr);
+  sqlite3_close_v2(db_);
+}
+
+int Connection::OnProgress(void* self) {
+  auto* conn = static_cast<Connection*>(self);
+  return conn->deadline_ && Clock::now() >= *conn->deadline_ ? 1 : 0;
+}
+
+Result<std::unique_ptr<Connection>> Connection::Open(const std::string& path, Role role,
+                                                     uint32_t busy_timeout_ms) {
+  // Multi-thread mode: a connection is never used by two threads at once (header comment).
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+  if (role == Role::kWriter) {
+    flags |= SQLITE_OPEN_CREATE;
+  }
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    sqlite3_close_v2(raw);  // open may allocate a handle even on failure; close accepts null
+    return Unavailable(std::string("cannot open the database: ") + sqlite3_errstr(rc));
+  }
+  sqlite3_extended_result_codes(raw, 1);
+  std::unique_ptr<Connection> conn(new Connection(raw));
+
+  std::string settings = "PRAGMA busy_timeout = " + std::to_string(busy_timeout_ms) +
+                         "; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;";
+  if (role == Role::kReader) {
+    settings += " PRAGMA query_only = ON;";
+  }
+  if (MaybeError e = conn->Exec(settings.c_str(), "configure the connection")) {
+    return Unavailable("cannot configure the database connection: " + e->message);
+  }
+  if (role == Role::kWriter) {
+    // journal_mode is persisted in the file; readers inherit it. The pragma answers the mode in
+    // force, which stays "delete" or "memory" if WAL cannot be used: refuse that.
+    StatementUse mode = conn->Use("PRAGMA journal_mode = WAL", "set journal mode");
+    if (!mode.Step()) {
+      std::string why = mode.error() ? mode.error()->message : "no answer";
+      return Unavailable("cannot set the database journal mode: " + why);
+    }
+    if (mode.ColumnText(0) != "wal") {
+      return Unavailable("the database cannot use write-ahead logging");
+    }
+  }
+  return conn;
+}
+
+MaybeError Connection::Exec(const char* sql, std::string_view what) {
+  int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) {
+    StoreError error = MapSqliteError(rc, what);
+    if ((rc & 0xff) == SQLITE_CONSTRAINT) {
+      error.message += std::string(" (") + sqlite3_errmsg(db_) + ")";
+    }
+    return error;
+  }
+  return std::nullopt;
+}
+
+StatementUse Connection::Use(const char* sql, std::string_view what) {
+  auto it = cache_.find(sql);
+  if (it == cache_.end()) {
+    sqlite3_stmt* raw = nullptr;
+    int rc = sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &raw, nullptr);
+    if (rc != SQLITE_OK || raw == nullptr) {
+      sqlite3_finalize(raw);
+      return StatementUse(db_, nullptr,
+                          MapSqliteError(rc == SQLITE_OK ? SQLITE_ERROR : rc, what), what);
+    }
+    it = cache_.emplace(sql, std::make_unique<Statement>(raw)).first;
+  }
+  return StatementUse(db_, it->second.get(), std::nullopt, what);
+}
+
+void Connection::RollbackIfOpen() {
+  if (InTransaction()) {
+    std::optional<Clock::time_point> saved = deadline_;
+    deadline_.reset();
+    // A failed rollback leaves SQLite to roll back on the next BEGIN or on close; nothing more
+    // can be done here, and the caller already reports the error that led here.
+    (void)sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    deadline_ = saved;
+  }
+}
+
+}  // namespace xb::store::sqlite

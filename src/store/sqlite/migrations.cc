@@ -1,0 +1,193 @@
+#include "store/sqlite/migrations.h"
+
+#include <array>
+#include <map>
+#include <string>
+
+namespace xb::store::sqlite {
+namespace {
+
+// STORE.md 2.2 and 2.3 mapped by section 8: bigint -> INTEGER, bytea -> BLOB (byte lengths),
+// text -> TEXT, boolean -> INTEGER 0/1, smallint -> INTEGER with a range check. Tables keyed by a
+// BLOB or a composite key are WITHOUT ROWID; `envelopes.sequence_id` is the rowid.
+constexpr std::string_view kInitialSchema = R"sql(
+CREATE TABLE envelopes (
+  sequence_id INTEGER PRIMARY KEY NOT NULL CHECK (sequence_id > 0),
+  topic BLOB NOT NULL CHECK (length(topic) BETWEEN 1 AND 128),
+  server_ns INTEGER NOT NULL CHECK (server_ns >= 0),
+  expiry_ns INTEGER CHECK (expiry_ns IS NULL OR expiry_ns >= server_ns),
+  message_hash BLOB NOT NULL CHECK (length(message_hash) = 32),
+  is_commit_or_proposal INTEGER NOT NULL CHECK (is_commit_or_proposal IN (0, 1)),
+  payload BLOB NOT NULL,
+  push_eligible INTEGER NOT NULL CHECK (push_eligible IN (0, 1)),
+  sender_hmac BLOB CHECK (sender_hmac IS NULL OR length(sender_hmac) = 32),
+  CONSTRAINT envelopes_topic_message_hash UNIQUE (topic, message_hash),
+  -- OPS-001 as a database invariant: commits, proposals, identity updates (kind 2) and
+  -- commit-log entries (kind 4) never carry an expiry.
+  CONSTRAINT envelopes_exempt_no_expiry CHECK (
+    expiry_ns IS NULL OR (is_commit_or_proposal = 0 AND substr(topic, 1, 1) NOT IN (x'02', x'04')))
+) STRICT;
+
+CREATE INDEX envelopes_topic_sequence ON envelopes (topic, sequence_id);
+CREATE INDEX envelopes_push_eligible ON envelopes (sequence_id) WHERE push_eligible = 1;
+
+CREATE TABLE topic_watermark (
+  topic BLOB PRIMARY KEY NOT NULL CHECK (length(topic) BETWEEN 1 AND 128),
+  last_sequence_id INTEGER NOT NULL CHECK (last_sequence_id > 0)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE identifier_association (
+  identifier TEXT NOT NULL,
+  identifier_kind INTEGER NOT NULL CHECK (identifier_kind BETWEEN -32768 AND 32767),
+  inbox_id BLOB NOT NULL CHECK (length(inbox_id) = 32),
+  association_sequence_id INTEGER NOT NULL CHECK (association_sequence_id > 0),
+  revocation_sequence_id INTEGER CHECK (
+    revocation_sequence_id IS NULL OR revocation_sequence_id > association_sequence_id),
+  PRIMARY KEY (identifier, identifier_kind, inbox_id)
+) STRICT, WITHOUT ROWID;
+
+CREATE INDEX identifier_association_active
+  ON identifier_association (identifier, identifier_kind, association_sequence_id DESC)
+  WHERE revocation_sequence_id IS NULL;
+
+CREATE TABLE allocation_boundary (
+  singleton INTEGER PRIMARY KEY NOT NULL CHECK (singleton = 1),
+  closed_sequence_id INTEGER NOT NULL CHECK (closed_sequence_id >= 0)
+) STRICT;
+INSERT INTO allocation_boundary (singleton, closed_sequence_id) VALUES (1, 0);
+
+CREATE TABLE push_recipient (
+  recipient_id BLOB PRIMARY KEY NOT NULL CHECK (length(recipient_id) = 32),
+  secret_hash BLOB NOT NULL CHECK (length(secret_hash) = 32),
+  channel INTEGER NOT NULL CHECK (channel BETWEEN 1 AND 3),
+  delivery TEXT NOT NULL CHECK (length(delivery) BETWEEN 1 AND 2048),
+  signing_key BLOB CHECK (signing_key IS NULL OR length(signing_key) BETWEEN 16 AND 64),
+  topic_count INTEGER NOT NULL CHECK (topic_count >= 0),
+  renewed_ns INTEGER NOT NULL CHECK (renewed_ns >= 0)
+) STRICT, WITHOUT ROWID;
+
+CREATE INDEX push_recipient_renewed ON push_recipient (renewed_ns);
+
+CREATE TABLE push_subscription (
+  recipient_id BLOB NOT NULL REFERENCES push_recipient (recipient_id) ON DELETE CASCADE,
+  topic BLOB NOT NULL CHECK (length(topic) BETWEEN 1 AND 128),
+  since_sequence_id INTEGER NOT NULL CHECK (since_sequence_id >= 0),
+  hmac_epoch_base INTEGER,
+  hmac_key_0 BLOB CHECK (hmac_key_0 IS NULL OR length(hmac_key_0) = 42),
+  hmac_key_1 BLOB CHECK (hmac_key_1 IS NULL OR length(hmac_key_1) = 42),
+  hmac_key_2 BLOB CHECK (hmac_key_2 IS NULL OR length(hmac_key_2) = 42),
+  include_commits INTEGER NOT NULL CHECK (include_commits IN (0, 1)),
+  PRIMARY KEY (recipient_id, topic)
+) STRICT, WITHOUT ROWID;
+
+CREATE INDEX push_subscription_topic ON push_subscription (topic);
+
+CREATE TABLE push_cursor (
+  singleton INTEGER PRIMARY KEY NOT NULL DEFAULT 1 CHECK (singleton = 1),
+  sequence_id INTEGER NOT NULL CHECK (sequence_id >= 0)
+) STRICT;
+INSERT INTO push_cursor (singleton, sequence_id) VALUES (1, 0);
+)sql";
+
+constexpr std::array<Migration, 1> kMigrations = {{
+    {.version = 20260907000000, .name = "initial schema", .sql = kInitialSchema},
+}};
+
+constexpr const char* kCreateBookkeeping = R"sql(
+CREATE TABLE IF NOT EXISTS schema_migrations (
+  version INTEGER PRIMARY KEY NOT NULL,
+  name TEXT NOT NULL,
+  checksum BLOB NOT NULL,
+  applied_ns INTEGER NOT NULL
+) STRICT
+)sql";
+
+Status Failed(std::string_view step, const StoreError& error) {
+  return Unavailable("database migration failed (" + std::string(step) + "): " + error.message);
+}
+
+}  // namespace
+
+std::span<const Migration> EmbeddedMigrations() { return kMigrations; }
+
+std::string MigrationChecksum(std::string_view sql) {
+  uint64_t hash = 14695981039346656037ULL;
+  for (char c : sql) {
+    hash ^= static_cast<uint8_t>(c);
+    hash *= 1099511628211ULL;
+  }
+  std::string out(8, '\0');
+  for (int i = 7; i >= 0; --i) {
+    out[i] = static_cast<char>(hash & 0xff);
+    hash >>= 8;
+  }
+  return out;
+}
+
+// implements: STORE.md 2.6 and 8 (migrations)
+Result<MigrationOutcome> ApplyMigrations(Connection& conn, std::span<const Migration> migrations,
+                                         int64_t now_ns) {
+  if (MaybeError e = conn.Exec(kCreateBookkeeping, "create schema_migrations")) {
+    return Failed("bookkeeping", *e);
+  }
+  std::map<int64_t, std::string> applied;  // version -> checksum
+  {
+    StatementUse rows = conn.Use("SELECT version, checksum FROM schema_migrations ORDER BY version",
+                                 "read schema_migrations");
+    while (rows.Step()) {
+      applied.emplace(rows.ColumnInt64(0), rows.ColumnBlob(1));
+    }
+    if (rows.error()) {
+      return Failed("bookkeeping", *rows.error());
+    }
+  }
+
+  MigrationOutcome outcome;
+  std::map<int64_t, const Migration*> known;
+  for (const Migration& m : migrations) {
+    known.emplace(m.version, &m);
+  }
+  for (const auto& [version, checksum] : applied) {
+    auto it = known.find(version);
+    if (it == known.end()) {
+      outcome.unknown.push_back(version);
+    } else if (checksum != MigrationChecksum(it->second->sql)) {
+      return Status(StatusCode::kFailedPrecondition,
+                    "database migration " + std::to_string(version) +
+                        " differs from the one this binary carries");
+    }
+  }
+
+  for (const Migration& m : migrations) {
+    if (applied.contains(m.version)) {
+      continue;
+    }
+    // One transaction per version: the schema change and its bookkeeping row commit together.
+    if (MaybeError e = conn.Exec("BEGIN IMMEDIATE", "begin migration")) {
+      return Failed(std::to_string(m.version), *e);
+    }
+    std::string sql(m.sql);  // sqlite3_exec needs a terminated string
+    MaybeError e = conn.Exec(sql.c_str(), "apply migration");
+    if (!e) {
+      e = conn.Use("INSERT INTO schema_migrations (version, name, checksum, applied_ns) "
+                   "VALUES (?1, ?2, ?3, ?4)",
+                   "record migration")
+              .BindInt64(1, m.version)
+              .BindText(2, m.name)
+              .BindBlob(3, MigrationChecksum(m.sql))
+              .BindInt64(4, now_ns)
+              .Run();
+    }
+    if (!e) {
+      e = conn.Exec("COMMIT", "commit migration");
+    }
+    if (e) {
+      conn.RollbackIfOpen();
+      return Failed(std::to_string(m.version), *e);
+    }
+    outcome.applied.push_back(m.version);
+  }
+  return outcome;
+}
+
+}  // namespace xb::store::sqlite

@@ -1,0 +1,222 @@
+#include "store/sqlite/reads.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+namespace xb::store::sqlite {
+namespace {
+
+// Column order shared by every row read: sequence_id, topic, server_ns, expiry_ns, message_hash,
+// is_commit_or_proposal[, payload].
+EnvelopeMeta ReadMeta(const StatementUse& row) {
+  EnvelopeMeta meta;
+  meta.sequence_id = row.ColumnInt64(0);
+  meta.topic = row.ColumnBlob(1);
+  meta.server_ns = row.ColumnInt64(2);
+  meta.expiry_ns = row.ColumnIsNull(3) ? 0 : row.ColumnInt64(3);  // NULL = exempt = 0 (ARC-025)
+  std::string hash = row.ColumnBlob(4);
+  std::memcpy(meta.message_hash.data(), hash.data(), std::min(hash.size(), meta.message_hash.size()));
+  meta.is_commit_or_proposal = row.ColumnInt64(5) != 0;
+  return meta;
+}
+
+StoredEnvelope ReadEnvelope(const StatementUse& row, bool with_payload) {
+  StoredEnvelope envelope;
+  envelope.meta = ReadMeta(row);
+  if (with_payload) {
+    envelope.payload = row.ColumnBlob(6);
+  }
+  return envelope;
+}
+
+StoreError InvariantError(std::string message) {
+  StoreError error;
+  error.kind = ErrorKind::kInvariant;
+  error.message = std::move(message);
+  return error;
+}
+
+}  // namespace
+
+StoreResult<std::optional<EnvelopeMeta>> LookupStoredMeta(Connection& conn,
+                                                          const std::string& topic,
+                                                          const Hash& hash) {
+  StatementUse row = conn.Use(
+      "SELECT sequence_id, topic, server_ns, expiry_ns, message_hash, is_commit_or_proposal "
+      "FROM envelopes WHERE topic = ?1 AND message_hash = ?2",
+      "duplicate lookup");
+  row.BindBlob(1, topic).BindBlob(
+      2, std::string_view(reinterpret_cast<const char*>(hash.data()), hash.size()));
+  if (row.Step()) {
+    return std::optional<EnvelopeMeta>(ReadMeta(row));
+  }
+  if (row.error()) {
+    return *row.error();
+  }
+  return std::optional<EnvelopeMeta>();
+}
+
+// implements: STORE.md 7 (duplicate lookup, one snapshot)
+StoreResult<std::vector<std::optional<EnvelopeMeta>>> ReadDuplicates(
+    Connection& conn, const std::vector<std::pair<std::string, Hash>>& keys) {
+  ReadTransaction txn(&conn);
+  if (MaybeError e = txn.Begin()) {
+    return *e;
+  }
+  std::vector<std::optional<EnvelopeMeta>> out;
+  out.reserve(keys.size());
+  for (const auto& [topic, hash] : keys) {
+    StoreResult<std::optional<EnvelopeMeta>> meta = LookupStoredMeta(conn, topic, hash);
+    if (auto* e = std::get_if<StoreError>(&meta)) {
+      return *e;
+    }
+    out.push_back(std::move(std::get<std::optional<EnvelopeMeta>>(meta)));
+  }
+  return out;
+}
+
+// implements: STORE.md 7 (identity history, ARC-064)
+StoreResult<std::vector<StoredEnvelope>> ReadHistory(Connection& conn, const std::string& topic) {
+  ReadTransaction txn(&conn);
+  if (MaybeError e = txn.Begin()) {
+    return *e;
+  }
+  StatementUse rows = conn.Use(
+      "SELECT sequence_id, topic, server_ns, expiry_ns, message_hash, is_commit_or_proposal, "
+      "payload FROM envelopes WHERE topic = ?1 ORDER BY sequence_id",
+      "history");
+  rows.BindBlob(1, topic);
+  std::vector<StoredEnvelope> out;
+  while (rows.Step()) {
+    out.push_back(ReadEnvelope(rows, /*with_payload=*/true));
+  }
+  if (rows.error()) {
+    return *rows.error();
+  }
+  return out;
+}
+
+// implements: API-240, STORE.md 7 (Query)
+StoreResult<QueryPage> ReadQuery(Connection& conn, const std::vector<TopicCursor>& topics,
+                                 uint32_t limit) {
+  if (limit == 0) {
+    return InvariantError("query limit must be at least 1");
+  }
+  ReadTransaction txn(&conn);
+  if (MaybeError e = txn.Begin()) {
+    return *e;
+  }
+  // Candidates: per topic its lowest limit + 1 ids above the cursor. If id x of topic T is among
+  // the lowest limit + 1 overall, so is every eligible lower id of T: each topic stays a prefix.
+  const int64_t per_topic = static_cast<int64_t>(limit) + 1;
+  std::vector<int64_t> candidates;
+  for (const TopicCursor& cursor : topics) {
+    StatementUse ids = conn.Use(
+        "SELECT sequence_id FROM envelopes WHERE topic = ?1 AND sequence_id > ?2 "
+        "ORDER BY sequence_id LIMIT ?3",
+        "query candidates");
+    ids.BindBlob(1, cursor.topic).BindInt64(2, cursor.after).BindInt64(3, per_topic);
+    while (ids.Step()) {
+      candidates.push_back(ids.ColumnInt64(0));
+    }
+    if (ids.error()) {
+      return *ids.error();
+    }
+  }
+  std::sort(candidates.begin(), candidates.end());
+  QueryPage page;
+  page.has_more = candidates.size() > limit;  // same snapshot as the page
+  candidates.resize(std::min<size_t>(candidates.size(), limit));
+
+  page.envelopes.reserve(candidates.size());
+  for (int64_t id : candidates) {
+    StatementUse row = conn.Use(
+        "SELECT sequence_id, topic, server_ns, expiry_ns, message_hash, is_commit_or_proposal, "
+        "payload FROM envelopes WHERE sequence_id = ?1",
+        "query page");
+    row.BindInt64(1, id);
+    if (!row.Step()) {
+      if (row.error()) {
+        return *row.error();
+      }
+      return InvariantError("query: a candidate row vanished inside one snapshot");
+    }
+    page.envelopes.push_back(ReadEnvelope(row, /*with_payload=*/true));
+  }
+  return page;
+}
+
+// implements: API-244, STORE.md 7 (QueryNewest)
+StoreResult<std::vector<StoredEnvelope>> ReadNewest(Connection& conn,
+                                                    const std::vector<std::string>& topics,
+                                                    bool with_payload) {
+  ReadTransaction txn(&conn);
+  if (MaybeError e = txn.Begin()) {
+    return *e;
+  }
+  std::vector<StoredEnvelope> out;
+  std::set<std::string> seen;
+  for (const std::string& topic : topics) {
+    if (!seen.insert(topic).second) {
+      continue;  // repeated topics give one result, at their first appearance
+    }
+    // Metadata-only reads do not select the payload.
+    StatementUse row =
+        with_payload
+            ? conn.Use("SELECT e.sequence_id, e.topic, e.server_ns, e.expiry_ns, e.message_hash, "
+                       "e.is_commit_or_proposal, e.payload FROM topic_watermark w "
+                       "JOIN envelopes e ON e.sequence_id = w.last_sequence_id AND e.topic = w.topic "
+                       "WHERE w.topic = ?1",
+                       "newest envelopes")
+            : conn.Use("SELECT e.sequence_id, e.topic, e.server_ns, e.expiry_ns, e.message_hash, "
+                       "e.is_commit_or_proposal FROM topic_watermark w "
+                       "JOIN envelopes e ON e.sequence_id = w.last_sequence_id AND e.topic = w.topic "
+                       "WHERE w.topic = ?1",
+                       "newest metadata");
+    row.BindBlob(1, topic);
+    if (row.Step()) {
+      out.push_back(ReadEnvelope(row, with_payload));
+    } else if (row.error()) {
+      return *row.error();
+    }
+  }
+  return out;
+}
+
+// implements: API 3.7 (Get, current store)
+StoreResult<std::optional<StoredEnvelope>> ReadGet(Connection& conn, int64_t sequence_id) {
+  if (sequence_id <= 0) {
+    return std::optional<StoredEnvelope>();
+  }
+  ReadTransaction txn(&conn);
+  if (MaybeError e = txn.Begin()) {
+    return *e;
+  }
+  StatementUse row = conn.Use(
+      "SELECT sequence_id, topic, server_ns, expiry_ns, message_hash, is_commit_or_proposal, "
+      "payload FROM envelopes WHERE sequence_id = ?1",
+      "get");
+  row.BindInt64(1, sequence_id);
+  if (row.Step()) {
+    return std::optional<StoredEnvelope>(ReadEnvelope(row, /*with_payload=*/true));
+  }
+  if (row.error()) {
+    return *row.error();
+  }
+  return std::optional<StoredEnvelope>();
+}
+
+StoreResult<int64_t> ReadBoundary(Connection& conn) {
+  StatementUse row = conn.Use(
+      "SELECT closed_sequence_id FROM allocation_boundary WHERE singleton = 1", "read boundary");
+  if (row.Step()) {
+    return row.ColumnInt64(0);
+  }
+  if (row.error()) {
+    return *row.error();
+  }
+  return InvariantError("the allocation boundary row is missing");
+}
+
+}  // namespace xb::store::sqlite

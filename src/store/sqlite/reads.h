@@ -1,0 +1,49 @@
+// The read statements of the embedded engine (STORE.md 7 as adapted by section 8). SQLite has no
+// arrays, so a multi-input read loops over its inputs inside one read transaction: one snapshot
+// per call. Each function opens and ends that transaction on the connection it is given (a leased
+// reader), except LookupStoredMeta, which runs inside the caller's transaction.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "store/sqlite/connection.h"
+#include "store/store.h"
+
+namespace xb::store::sqlite {
+
+// The stored metadata of (topic, hash), nullopt when absent; inside the caller's transaction
+// (the writer's duplicate re-check uses it too). Unique index (topic, message_hash).
+StoreResult<std::optional<EnvelopeMeta>> LookupStoredMeta(Connection& conn,
+                                                          const std::string& topic,
+                                                          const Hash& hash);
+
+// Duplicate lookup: one result per key, same order.
+StoreResult<std::vector<std::optional<EnvelopeMeta>>> ReadDuplicates(
+    Connection& conn, const std::vector<std::pair<std::string, Hash>>& keys);
+
+// Identity history: every row of `topic`, ascending (envelopes_topic_sequence).
+StoreResult<std::vector<StoredEnvelope>> ReadHistory(Connection& conn, const std::string& topic);
+
+// API-240: per topic at most limit + 1 candidate ids above its cursor; the lowest limit + 1
+// candidates overall decide has_more; the page is the lowest `limit` of them, payloads loaded by
+// primary key for page ids only, ascending. Precondition: limit >= 1 (kInvariant otherwise).
+StoreResult<QueryPage> ReadQuery(Connection& conn, const std::vector<TopicCursor>& topics,
+                                 uint32_t limit);
+
+// API-244: per distinct topic in order of first appearance, the row its watermark names;
+// topics without a watermark are absent; the payload only when `with_payload`.
+StoreResult<std::vector<StoredEnvelope>> ReadNewest(Connection& conn,
+                                                    const std::vector<std::string>& topics,
+                                                    bool with_payload);
+
+// API 3.7: the row with that id; nullopt for none, including ids outside 1..INT64_MAX.
+StoreResult<std::optional<StoredEnvelope>> ReadGet(Connection& conn, int64_t sequence_id);
+
+// The persisted closed allocation boundary (= the last committed id on this engine).
+StoreResult<int64_t> ReadBoundary(Connection& conn);
+
+}  // namespace xb::store::sqlite

@@ -1,0 +1,188 @@
+#include "store/sqlite/sqlite_store.h"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <utility>
+
+#include "store/sqlite/connection.h"
+#include "store/sqlite/publish.h"
+#include "store/sqlite/reads.h"
+
+namespace xb::store::sqlite {
+namespace {
+
+// STRICT tables need SQLite 3.37 (Debian bookworm ships 3.40).
+constexpr int kMinSqliteVersion = 3037000;
+
+int64_t RealTimeNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// A relative path gets a "./" prefix so SQLite never reads it as ":memory:" or a "file:" URI.
+std::string NormalizedPath(const std::string& path) {
+  return path.front() == '/' ? path : "./" + path;
+}
+
+bool ParentDirectoryExists(const std::string& path) {
+  size_t slash = path.rfind('/');
+  std::string parent = slash == 0 ? "/" : path.substr(0, slash);
+  struct stat st {};
+  return stat(parent.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+Status Prefixed(const Status& status) {
+  return Status(status.code(), "database.url: " + status.message());
+}
+
+// Runs `read` on a leased reader with one deadline for the pool wait and the statements.
+template <typename T, typename Read>
+StoreResult<T> WithReader(ReaderPool& pool, uint32_t timeout_ms, Read&& read) {
+  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  StoreResult<ReaderPool::Lease> acquired = pool.Acquire(deadline);
+  if (auto* e = std::get_if<StoreError>(&acquired)) {
+    return *e;
+  }
+  ReaderPool::Lease lease = std::get<ReaderPool::Lease>(std::move(acquired));
+  lease->SetDeadline(deadline);
+  return read(*lease);
+}
+
+}  // namespace
+
+// implements: STORE.md 8 (process and file, connection settings, schema, migrations)
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& options) {
+  if (sqlite3_libversion_number() < kMinSqliteVersion || sqlite3_threadsafe() == 0) {
+    return Unavailable("database.url: the SQLite library is too old or not thread-safe");
+  }
+  if (options.path.empty()) {
+    return Unavailable("database.url: the database path is empty");
+  }
+  const std::string path = NormalizedPath(options.path);
+  if (!ParentDirectoryExists(path)) {
+    return Unavailable("database.url: the database directory does not exist");
+  }
+  XB_ASSIGN_OR_RETURN(std::unique_ptr<LockFile> lock, LockFile::Acquire(path + ".lock"));
+
+  Result<std::unique_ptr<Connection>> opened =
+      Connection::Open(path, Connection::Role::kWriter, options.statement_timeout_ms);
+  if (!opened.ok()) {
+    return Prefixed(opened.status());
+  }
+  std::unique_ptr<Connection> writer_conn = std::move(opened).value();
+  const std::string size_limit =
+      "PRAGMA journal_size_limit = " + std::to_string(options.journal_size_limit_bytes);
+  if (MaybeError e = writer_conn->Exec(size_limit.c_str(), "set journal size limit")) {
+    return Unavailable("database.url: " + e->message);
+  }
+
+  Result<MigrationOutcome> migrated =
+      ApplyMigrations(*writer_conn, EmbeddedMigrations(), RealTimeNs());
+  if (!migrated.ok()) {
+    return Prefixed(migrated.status());
+  }
+  MigrationOutcome migrations = std::move(migrated).value();
+
+  StoreResult<int64_t> boundary = ReadBoundary(*writer_conn);
+  if (auto* e = std::get_if<StoreError>(&boundary)) {
+    return Unavailable("database.url: " + e->message);
+  }
+
+  Result<std::unique_ptr<ReaderPool>> readers =
+      ReaderPool::Open(path, options.max_readers, options.statement_timeout_ms);
+  if (!readers.ok()) {
+    return Prefixed(readers.status());
+  }
+  auto writer = std::make_unique<Writer>(std::move(writer_conn), options.max_writer_queue);
+  return std::unique_ptr<SqliteStore>(
+      new SqliteStore(options, std::move(lock), std::move(migrations), std::get<int64_t>(boundary),
+                      std::move(readers).value(), std::move(writer)));
+}
+
+SqliteStore::SqliteStore(const SqliteOptions& options, std::unique_ptr<LockFile> lock,
+                         MigrationOutcome migrations, int64_t last_committed,
+                         std::unique_ptr<ReaderPool> readers, std::unique_ptr<Writer> writer)
+    : options_(options),
+      lock_(std::move(lock)),
+      migrations_(std::move(migrations)),
+      readers_(std::move(readers)),
+      writer_(std::move(writer)),
+      last_committed_(last_committed) {}
+
+SqliteStore::~SqliteStore() {
+  // The writer thread may call NotifyCommit until it has stopped; stop it before anything else.
+  writer_.reset();
+  readers_.reset();
+}
+
+StoreResult<int64_t> SqliteStore::ClockNs() { return RealTimeNs(); }
+
+StoreResult<std::vector<std::optional<EnvelopeMeta>>> SqliteStore::FindDuplicates(
+    const std::vector<std::pair<std::string, Hash>>& keys) {
+  return WithReader<std::vector<std::optional<EnvelopeMeta>>>(
+      *readers_, options_.statement_timeout_ms,
+      [&keys](Connection& conn) { return ReadDuplicates(conn, keys); });
+}
+
+StoreResult<std::vector<StoredEnvelope>> SqliteStore::History(const std::string& topic) {
+  return WithReader<std::vector<StoredEnvelope>>(
+      *readers_, options_.statement_timeout_ms,
+      [&topic](Connection& conn) { return ReadHistory(conn, topic); });
+}
+
+StoreResult<QueryPage> SqliteStore::Query(const std::vector<TopicCursor>& topics,
+                                          uint32_t limit) {
+  return WithReader<QueryPage>(
+      *readers_, options_.statement_timeout_ms,
+      [&topics, limit](Connection& conn) { return ReadQuery(conn, topics, limit); });
+}
+
+StoreResult<std::vector<StoredEnvelope>> SqliteStore::Newest(
+    const std::vector<std::string>& topics, bool with_payload) {
+  return WithReader<std::vector<StoredEnvelope>>(
+      *readers_, options_.statement_timeout_ms,
+      [&topics, with_payload](Connection& conn) { return ReadNewest(conn, topics, with_payload); });
+}
+
+StoreResult<std::optional<StoredEnvelope>> SqliteStore::Get(int64_t sequence_id) {
+  return WithReader<std::optional<StoredEnvelope>>(
+      *readers_, options_.statement_timeout_ms,
+      [sequence_id](Connection& conn) { return ReadGet(conn, sequence_id); });
+}
+
+StoreResult<CommitPublishResult> SqliteStore::CommitPublish(const CommitPublishRequest& request) {
+  if (request.items.empty()) {
+    return CommitPublishResult{};
+  }
+  std::optional<StoreResult<PublishOutcome>> outcome;
+  const std::function<void(Connection&)> job = [&](Connection& conn) {
+    outcome = CommitPublishTransaction(conn, request, &RealTimeNs);
+    if (auto* done = std::get_if<PublishOutcome>(&*outcome); done && done->committed_through) {
+      last_committed_.store(*done->committed_through, std::memory_order_release);
+      NotifyCommit(*done->committed_through);
+    }
+  };
+  if (MaybeError e = writer_->Run(request.deadline, job)) {
+    return *std::move(e);
+  }
+  if (auto* e = std::get_if<StoreError>(&*outcome)) {
+    return std::move(*e);
+  }
+  return std::move(std::get<PublishOutcome>(*outcome).result);
+}
+
+void SqliteStore::SetCommitListener(std::function<void(int64_t last_id)> listener) {
+  std::lock_guard lock(listener_mu_);
+  listener_ = std::move(listener);
+}
+
+void SqliteStore::NotifyCommit(int64_t last_id) {
+  std::lock_guard lock(listener_mu_);
+  if (listener_) {
+    listener_(last_id);
+  }
+}
+
+}  // namespace xb::store::sqlite

@@ -1,0 +1,432 @@
+#include "store/sqlite/sqlite_store.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "store/sqlite/connection.h"
+#include "store/sqlite/test_support.h"
+#include "store/store_conformance.h"
+
+namespace xb::store::sqlite {
+namespace {
+
+// A SqliteStore in its own temporary directory, removed after the store closes.
+class TempSqliteStore final : public Store {
+ public:
+  static std::unique_ptr<Store> Make() {
+    auto owner = std::make_unique<TempSqliteStore>();
+    auto store = SqliteStore::Open({.path = owner->dir_.File("xmtp.db"), .max_readers = 4});
+    if (!store.ok()) {
+      ADD_FAILURE() << store.status().ToString();
+      return nullptr;
+    }
+    owner->store_ = std::move(store).value();
+    return owner;
+  }
+
+  StoreResult<int64_t> ClockNs() override { return store_->ClockNs(); }
+  StoreResult<std::vector<std::optional<EnvelopeMeta>>> FindDuplicates(
+      const std::vector<std::pair<std::string, Hash>>& keys) override {
+    return store_->FindDuplicates(keys);
+  }
+  StoreResult<std::vector<StoredEnvelope>> History(const std::string& topic) override {
+    return store_->History(topic);
+  }
+  StoreResult<CommitPublishResult> CommitPublish(const CommitPublishRequest& request) override {
+    return store_->CommitPublish(request);
+  }
+  StoreResult<QueryPage> Query(const std::vector<TopicCursor>& topics, uint32_t limit) override {
+    return store_->Query(topics, limit);
+  }
+  StoreResult<std::vector<StoredEnvelope>> Newest(const std::vector<std::string>& topics,
+                                                  bool with_payload) override {
+    return store_->Newest(topics, with_payload);
+  }
+  StoreResult<std::optional<StoredEnvelope>> Get(int64_t sequence_id) override {
+    return store_->Get(sequence_id);
+  }
+
+ private:
+  TempDir dir_;                         // removed last
+  std::unique_ptr<SqliteStore> store_;  // closed first
+};
+
+INSTANTIATE_TEST_SUITE_P(Sqlite, StoreConformanceTest,
+                         ::testing::Values(StoreFactory(&TempSqliteStore::Make)),
+                         [](const auto&) { return std::string("Sqlite"); });
+
+// ---- Engine-specific tests. ----
+
+std::string GroupTopic(uint8_t n) { return std::string(1, '\0') + std::string(16, char(n)); }
+std::string IdentityTopic(uint8_t n) { return std::string(1, '\x02') + std::string(32, char(n)); }
+
+Hash HashOf(const std::string& s) {
+  Hash hash{};
+  for (size_t i = 0; i < s.size(); ++i) {
+    hash[i % hash.size()] = static_cast<uint8_t>(hash[i % hash.size()] * 31 + s[i]);
+  }
+  hash[31] = static_cast<uint8_t>(s.size());
+  return hash;
+}
+
+PublishItem Item(const std::string& topic, const std::string& payload,
+                 RetentionClass retention = RetentionClass::kGroupMessage) {
+  PublishItem item;
+  item.topic = topic;
+  item.payload = payload;
+  item.message_hash = HashOf(payload);
+  item.retention = retention;
+  return item;
+}
+
+CommitPublishRequest Request(std::vector<PublishItem> items,
+                             std::chrono::milliseconds budget = std::chrono::seconds(30)) {
+  CommitPublishRequest request;
+  request.items = std::move(items);
+  request.deadline = Clock::now() + budget;
+  return request;
+}
+
+class SqliteStoreTest : public ::testing::Test {
+ protected:
+  SqliteOptions Options() const { return {.path = dir_.File("xmtp.db"), .max_readers = 2}; }
+  std::unique_ptr<SqliteStore> MustOpen() {
+    auto store = SqliteStore::Open(Options());
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return store.ok() ? std::move(store).value() : nullptr;
+  }
+  // A direct connection to the database file, for inspecting it while no store is open.
+  std::unique_ptr<Connection> Raw() {
+    auto conn = Connection::Open(dir_.File("xmtp.db"), Connection::Role::kWriter, 1000);
+    EXPECT_TRUE(conn.ok()) << conn.status().ToString();
+    return conn.ok() ? std::move(conn).value() : nullptr;
+  }
+  int64_t ScalarInt(Connection& conn, const char* sql) {
+    StatementUse row = conn.Use(sql, "test");
+    EXPECT_TRUE(row.Step()) << sql;
+    return row.ColumnInt64(0);
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(SqliteStoreTest, SecondOpenOfTheSameFileIsRefusedWithoutNamingThePath) {
+  // verifies: STORE.md 8 (one process per database file)
+  std::unique_ptr<SqliteStore> first = MustOpen();
+  ASSERT_NE(first, nullptr);
+  auto second = SqliteStore::Open(Options());
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(second.status().message(),
+            "database.url: the database is in use by another backend process");
+  first.reset();
+  EXPECT_NE(MustOpen(), nullptr);  // the lock went with the first store
+}
+
+TEST_F(SqliteStoreTest, MissingDirectoryIsRefused) {
+  auto store = SqliteStore::Open({.path = dir_.File("absent/xmtp.db")});
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(store.status().message(), "database.url: the database directory does not exist");
+}
+
+TEST_F(SqliteStoreTest, FileThatIsNotADatabaseIsRefused) {
+  std::ofstream(dir_.File("xmtp.db")) << std::string(8192, 'x');
+  auto store = SqliteStore::Open(Options());
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(store.status().message().rfind("database.url: ", 0), 0u)
+      << store.status().message();
+  EXPECT_EQ(store.status().message().find(dir_.path()), std::string::npos);
+}
+
+TEST_F(SqliteStoreTest, ReopenKeepsDataAndTheBoundaryNeverDecreases) {
+  // verifies: API-291
+  // verifies: API-288
+  int64_t last = 0;
+  {
+    std::unique_ptr<SqliteStore> store = MustOpen();
+    ASSERT_NE(store, nullptr);
+    EXPECT_EQ(store->LastCommittedId(), 0);
+    auto result = store->CommitPublish(
+        Request({Item(GroupTopic(1), "a"), Item(GroupTopic(2), "b"), Item(GroupTopic(1), "c")}));
+    ASSERT_TRUE(IsOk(result)) << Describe(result);
+    last = std::get<CommitPublishResult>(result).metas[2].sequence_id;
+    EXPECT_EQ(store->LastCommittedId(), last);
+  }
+  {
+    std::unique_ptr<Connection> raw = Raw();
+    ASSERT_NE(raw, nullptr);
+    EXPECT_EQ(ScalarInt(*raw, "SELECT closed_sequence_id FROM allocation_boundary"), last);
+  }
+  std::unique_ptr<SqliteStore> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->LastCommittedId(), last);
+  auto got = store->Get(last);
+  ASSERT_TRUE(IsOk(got));
+  ASSERT_TRUE(std::get<std::optional<StoredEnvelope>>(got).has_value());
+  EXPECT_EQ(std::get<std::optional<StoredEnvelope>>(got)->payload, "c");
+
+  // Ids continue above the persisted boundary: contiguous on this engine (STORE.md 8).
+  auto next = store->CommitPublish(Request({Item(GroupTopic(3), "d")}));
+  ASSERT_TRUE(IsOk(next)) << Describe(next);
+  EXPECT_EQ(std::get<CommitPublishResult>(next).metas[0].sequence_id, last + 1);
+  EXPECT_EQ(store->LastCommittedId(), last + 1);
+}
+
+TEST_F(SqliteStoreTest, FailedPublishLeavesIdsContiguous) {
+  // verifies: API-220
+  std::unique_ptr<SqliteStore> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  auto first = store->CommitPublish(Request({Item(GroupTopic(1), "a")}));
+  ASSERT_TRUE(IsOk(first));
+  PublishItem bad = Item(GroupTopic(1), "bad");
+  bad.pending_failure = InvalidArgument("bad");
+  ASSERT_FALSE(IsOk(store->CommitPublish(Request({Item(GroupTopic(1), "b"), bad}))));
+  EXPECT_EQ(store->LastCommittedId(), 1);
+  auto next = store->CommitPublish(Request({Item(GroupTopic(1), "b")}));
+  ASSERT_TRUE(IsOk(next));
+  EXPECT_EQ(std::get<CommitPublishResult>(next).metas[0].sequence_id, 2);
+}
+
+TEST_F(SqliteStoreTest, MigrationChecksumMismatchRefusesNamingTheVersion) {
+  // verifies: STORE.md 2.6 (refuse to start, naming the version)
+  ASSERT_NE(MustOpen(), nullptr);
+  {
+    std::unique_ptr<Connection> raw = Raw();
+    ASSERT_NE(raw, nullptr);
+    ASSERT_FALSE(raw->Exec("UPDATE schema_migrations SET checksum = x'0011223344556677' "
+                           "WHERE version = 20260907000000",
+                           "test"));
+  }
+  auto store = SqliteStore::Open(Options());
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store.status().message(),
+            "database.url: database migration 20260907000000 differs from the one this binary "
+            "carries");
+}
+
+TEST_F(SqliteStoreTest, MigrationsApplyOnceAndUnknownVersionsAreTolerated) {
+  {
+    std::unique_ptr<SqliteStore> store = MustOpen();
+    ASSERT_NE(store, nullptr);
+    EXPECT_EQ(store->migrations().applied, std::vector<int64_t>({20260907000000}));
+    EXPECT_TRUE(store->migrations().unknown.empty());
+  }
+  {
+    std::unique_ptr<Connection> raw = Raw();
+    ASSERT_NE(raw, nullptr);
+    ASSERT_FALSE(raw->Exec("INSERT INTO schema_migrations VALUES "
+                           "(29990101000000, 'from a newer binary', x'00', 0)",
+                           "test"));
+  }
+  std::unique_ptr<SqliteStore> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(store->migrations().applied.empty());
+  EXPECT_EQ(store->migrations().unknown, std::vector<int64_t>({29990101000000}));
+}
+
+TEST_F(SqliteStoreTest, SchemaIsStrictSeededAndInWalMode) {
+  // verifies: STORE.md 8 (schema mapping, connection settings)
+  ASSERT_NE(MustOpen(), nullptr);
+  std::unique_ptr<Connection> raw = Raw();
+  ASSERT_NE(raw, nullptr);
+  {
+    StatementUse mode = raw->Use("PRAGMA journal_mode", "test");
+    ASSERT_TRUE(mode.Step());
+    EXPECT_EQ(mode.ColumnText(0), "wal");  // persisted in the file
+  }
+  for (const char* table : {"envelopes", "topic_watermark", "identifier_association",
+                            "allocation_boundary", "push_recipient", "push_subscription",
+                            "push_cursor", "schema_migrations"}) {
+    StatementUse row = raw->Use("SELECT strict FROM pragma_table_list WHERE name = ?1", "test");
+    row.BindText(1, table);
+    ASSERT_TRUE(row.Step()) << table;
+    EXPECT_EQ(row.ColumnInt64(0), 1) << table;
+  }
+  for (const char* index : {"envelopes_topic_sequence", "envelopes_push_eligible",
+                            "identifier_association_active", "push_recipient_renewed",
+                            "push_subscription_topic"}) {
+    StatementUse row =
+        raw->Use("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = ?1", "test");
+    row.BindText(1, index);
+    ASSERT_TRUE(row.Step());
+    EXPECT_EQ(row.ColumnInt64(0), 1) << index;
+  }
+  EXPECT_EQ(ScalarInt(*raw, "SELECT count(*) FROM allocation_boundary WHERE singleton = 1 AND "
+                            "closed_sequence_id = 0"),
+            1);
+  EXPECT_EQ(ScalarInt(*raw, "SELECT count(*) FROM push_cursor WHERE singleton = 1 AND "
+                            "sequence_id = 0"),
+            1);
+  // Deleting a recipient deletes its subscriptions (foreign_keys=ON on every connection).
+  ASSERT_FALSE(raw->Exec("INSERT INTO push_recipient VALUES (zeroblob(32), zeroblob(32), 1, "
+                         "'token', NULL, 1, 0); INSERT INTO push_subscription VALUES "
+                         "(zeroblob(32), x'00', 0, NULL, NULL, NULL, NULL, 0); "
+                         "DELETE FROM push_recipient",
+                         "test"));
+  EXPECT_EQ(ScalarInt(*raw, "SELECT count(*) FROM push_subscription"), 0);
+}
+
+TEST_F(SqliteStoreTest, ExemptTopicWithAnExpiryViolatesTheSchemaAndStoresNothing) {
+  // verifies: OPS-001 (STORE.md 2.2 [design] check constraint)
+  std::unique_ptr<SqliteStore> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  // A caller bug: an identity update with a finite retention class.
+  auto result = store->CommitPublish(
+      Request({Item(GroupTopic(1), "fine"), Item(IdentityTopic(1), "identity")}));
+  ASSERT_FALSE(IsOk(result));
+  EXPECT_EQ(ErrorOf(result).kind, ErrorKind::kInvariant);
+  EXPECT_NE(ErrorOf(result).message.find("envelopes_exempt_no_expiry"), std::string::npos)
+      << ErrorOf(result).message;
+  EXPECT_EQ(store->LastCommittedId(), 0);
+  auto found = store->FindDuplicates({{GroupTopic(1), HashOf("fine")}});
+  ASSERT_TRUE(IsOk(found));
+  EXPECT_FALSE(std::get<0>(found)[0].has_value());
+}
+
+TEST_F(SqliteStoreTest, CommitListenerHearsEachStoringCommitInOrder) {
+  // verifies: STORE.md 8 (tailer wake-up after each commit)
+  std::unique_ptr<SqliteStore> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  std::mutex mu;
+  std::vector<int64_t> heard;
+  store->SetCommitListener([&](int64_t last_id) {
+    std::lock_guard lock(mu);
+    heard.push_back(last_id);
+  });
+  ASSERT_TRUE(IsOk(store->CommitPublish(
+      Request({Item(GroupTopic(1), "a"), Item(GroupTopic(2), "b")}))));
+  ASSERT_TRUE(IsOk(store->CommitPublish(Request({Item(GroupTopic(1), "a")}))));  // duplicate
+  PublishItem bad = Item(GroupTopic(1), "bad");
+  bad.pending_failure = InvalidArgument("bad");
+  ASSERT_FALSE(IsOk(store->CommitPublish(Request({bad}))));
+  ASSERT_TRUE(IsOk(store->CommitPublish(Request({Item(GroupTopic(3), "c")}))));
+  store->SetCommitListener(nullptr);
+  ASSERT_TRUE(IsOk(store->CommitPublish(Request({Item(GroupTopic(3), "d")}))));
+  std::lock_guard lock(mu);
+  EXPECT_EQ(heard, std::vector<int64_t>({2, 3}));
+  EXPECT_EQ(store->LastCommittedId(), 4);
+}
+
+TEST_F(SqliteStoreTest, PublishWaitingBehindABusyWriterTimesOutAndStoresNothing) {
+  // verifies: STORE.md 8 (writer wait bounded -> DEADLINE_EXCEEDED)
+  std::unique_ptr<SqliteStore> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  std::promise<void> entered;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  bool first_call = true;
+  store->SetCommitListener([&](int64_t) {
+    if (first_call) {  // only the writer thread runs the listener
+      first_call = false;
+      entered.set_value();
+      released.wait_for(std::chrono::seconds(30));
+    }
+  });
+  std::thread blocker([&] {
+    auto result = store->CommitPublish(Request({Item(GroupTopic(1), "first")}));
+    EXPECT_TRUE(IsOk(result)) << Describe(result);
+  });
+  ASSERT_EQ(entered.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
+
+  auto late = store->CommitPublish(
+      Request({Item(GroupTopic(2), "late")}, std::chrono::milliseconds(50)));
+  ASSERT_FALSE(IsOk(late));
+  EXPECT_EQ(ErrorOf(late).kind, ErrorKind::kTimeout);
+
+  release.set_value();
+  blocker.join();
+  auto found = store->FindDuplicates({{GroupTopic(2), HashOf("late")}});
+  ASSERT_TRUE(IsOk(found));
+  EXPECT_FALSE(std::get<0>(found)[0].has_value());
+  EXPECT_EQ(store->LastCommittedId(), 1);
+}
+
+TEST_F(SqliteStoreTest, DeadlineAlreadyPassedFailsWithoutStoring) {
+  std::unique_ptr<SqliteStore> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  CommitPublishRequest request = Request({Item(GroupTopic(1), "a")});
+  request.deadline = Clock::now() - std::chrono::milliseconds(1);
+  auto result = store->CommitPublish(request);
+  ASSERT_FALSE(IsOk(result));
+  EXPECT_EQ(ErrorOf(result).kind, ErrorKind::kTimeout);
+  EXPECT_EQ(store->LastCommittedId(), 0);
+}
+
+TEST_F(SqliteStoreTest, RepeatedItemInOneRequestIsAnsweredAsItsDuplicate) {
+  // verifies: API-221
+  // verifies: API-222
+  std::unique_ptr<SqliteStore> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  auto result = store->CommitPublish(Request(
+      {Item(GroupTopic(1), "same"), Item(GroupTopic(1), "other"), Item(GroupTopic(1), "same")}));
+  ASSERT_TRUE(IsOk(result)) << Describe(result);
+  const CommitPublishResult& r = std::get<CommitPublishResult>(result);
+  EXPECT_EQ(r.duplicate, std::vector<bool>({false, false, true}));
+  EXPECT_EQ(r.metas[2].sequence_id, r.metas[0].sequence_id);
+  EXPECT_EQ(store->LastCommittedId(), 2);
+}
+
+TEST_F(SqliteStoreTest, IdentityChangesAreProjectedWithTheUpdatesId) {
+  // verifies: STORE.md 2.2 (identifier_association projection)
+  std::unique_ptr<SqliteStore> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  const std::string inbox = IdentityTopic(7);
+  auto publish = [&](const std::string& payload, int64_t head, bool added) {
+    PublishItem item = Item(inbox, payload, RetentionClass::kExempt);
+    item.identity_validated_head = head;
+    item.identity_changes.push_back({.identifier = "0xabc", .identifier_kind = 1, .added = added});
+    auto result = store->CommitPublish(Request({item}));
+    EXPECT_TRUE(IsOk(result)) << Describe(result);
+    return IsOk(result) ? std::get<CommitPublishResult>(result).metas[0].sequence_id : 0;
+  };
+  const int64_t u1 = publish("add", 0, /*added=*/true);
+  const int64_t u2 = publish("revoke", u1, /*added=*/false);
+  store.reset();
+  {
+    std::unique_ptr<Connection> raw = Raw();
+    ASSERT_NE(raw, nullptr);
+    StatementUse row = raw->Use(
+        "SELECT association_sequence_id, revocation_sequence_id, inbox_id "
+        "FROM identifier_association WHERE identifier = '0xabc' AND identifier_kind = 1",
+        "test");
+    ASSERT_TRUE(row.Step());
+    EXPECT_EQ(row.ColumnInt64(0), u1);
+    EXPECT_EQ(row.ColumnInt64(1), u2);
+    EXPECT_EQ(row.ColumnBlob(2), inbox.substr(1));
+  }
+  store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  const int64_t u3 = publish("re-add", u2, /*added=*/true);
+  store.reset();
+  std::unique_ptr<Connection> raw = Raw();
+  ASSERT_NE(raw, nullptr);
+  StatementUse row = raw->Use(
+      "SELECT association_sequence_id, revocation_sequence_id IS NULL FROM "
+      "identifier_association WHERE identifier = '0xabc'",
+      "test");
+  ASSERT_TRUE(row.Step());
+  EXPECT_EQ(row.ColumnInt64(0), u3);
+  EXPECT_EQ(row.ColumnInt64(1), 1);
+}
+
+TEST_F(SqliteStoreTest, QueryLimitZeroIsACallerBug) {
+  std::unique_ptr<SqliteStore> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  auto page = store->Query({{GroupTopic(1), 0}}, 0);
+  ASSERT_FALSE(IsOk(page));
+  EXPECT_EQ(ErrorOf(page).kind, ErrorKind::kInvariant);
+}
+
+}  // namespace
+}  // namespace xb::store::sqlite

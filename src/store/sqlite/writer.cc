@@ -1,0 +1,97 @@
+#include "store/sqlite/writer.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace xb::store::sqlite {
+namespace {
+
+StoreError WriterError(ErrorKind kind, std::string message) {
+  StoreError error;
+  error.kind = kind;
+  error.message = std::move(message);
+  return error;
+}
+
+}  // namespace
+
+Writer::Writer(std::unique_ptr<Connection> conn, size_t max_queue)
+    : max_queue_(max_queue == 0 ? 1 : max_queue),
+      conn_(std::move(conn)),
+      thread_([this] { Loop(); }) {}
+
+Writer::~Writer() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  work_.notify_all();
+  space_.notify_all();
+  thread_.join();
+}
+
+// implements: STORE.md 8 (writer wait bounded by max_publish_duration_ms -> DEADLINE_EXCEEDED)
+MaybeError Writer::Run(Clock::time_point deadline, const std::function<void(Connection&)>& job) {
+  Job entry;
+  entry.fn = &job;
+  entry.deadline = deadline;
+
+  std::unique_lock lock(mu_);
+  if (!space_.wait_until(lock, deadline,
+                         [this] { return stopping_ || queue_.size() < max_queue_; })) {
+    return WriterError(ErrorKind::kTimeout, "the database writer queue stayed full");
+  }
+  if (stopping_) {
+    return WriterError(ErrorKind::kOther, "the store is closing");
+  }
+  queue_.push_back(&entry);
+  work_.notify_one();
+
+  if (!turn_.wait_until(lock, deadline, [&entry] { return entry.started; })) {
+    // Still queued at the deadline: withdraw, so the job never runs.
+    queue_.erase(std::find(queue_.begin(), queue_.end(), &entry));
+    space_.notify_one();
+    return WriterError(ErrorKind::kTimeout, "waited too long for the database writer");
+  }
+  // The job runs now; its statements stop at the deadline, so this wait is bounded too.
+  turn_.wait(lock, [&entry] { return entry.done; });
+  return std::move(entry.error);
+}
+
+void Writer::Loop() {
+  for (;;) {
+    Job* job = nullptr;
+    {
+      std::unique_lock lock(mu_);
+      work_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_) {
+        for (Job* queued : queue_) {
+          queued->error = WriterError(ErrorKind::kOther, "the store is closing");
+          queued->started = true;
+          queued->done = true;
+        }
+        queue_.clear();
+        break;
+      }
+      job = queue_.front();
+      queue_.pop_front();
+      job->started = true;
+    }
+    space_.notify_one();
+    turn_.notify_all();
+
+    conn_->SetDeadline(job->deadline);
+    (*job->fn)(*conn_);
+    conn_->ClearDeadline();
+    conn_->RollbackIfOpen();
+
+    {
+      std::lock_guard lock(mu_);
+      job->done = true;
+    }
+    turn_.notify_all();
+  }
+  turn_.notify_all();
+}
+
+}  // namespace xb::store::sqlite

@@ -1,0 +1,64 @@
+// The single writer of the embedded engine (STORE.md 8): one thread owns the writer connection
+// and runs write jobs one at a time, in arrival order. Because only one write transaction exists
+// at a time, commit order equals id order and BEGIN IMMEDIATE replaces every PostgreSQL lock.
+//
+// Threading: Run is thread-safe and blocks the caller (a DB pool thread). No call may be in flight
+// when the Writer is destroyed.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "store/sqlite/connection.h"
+#include "store/store.h"
+
+namespace xb::store::sqlite {
+
+class Writer {
+ public:
+  // Takes the writer connection and starts the thread. At most `max_queue` (>= 1) jobs wait.
+  Writer(std::unique_ptr<Connection> conn, size_t max_queue);
+  // Lets the running job finish, fails every queued job ("the store is closing"), joins.
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  // Runs `job` on the writer thread with `deadline` armed on the connection (a statement still
+  // running after it stops with SQLITE_INTERRUPT). Blocks until the job has run and returns
+  // nullopt; or returns kTimeout when `deadline` passes while the job waits for queue space or for
+  // its turn (the job then never runs); or kOther when the writer is closing. Once started, the
+  // job is bounded by the deadline through its statements, so the caller waits for it to end: its
+  // outcome (committed or not) is then known. A transaction the job leaves open is rolled back.
+  MaybeError Run(Clock::time_point deadline, const std::function<void(Connection&)>& job);
+
+ private:
+  struct Job {
+    const std::function<void(Connection&)>* fn = nullptr;
+    Clock::time_point deadline;
+    bool started = false;  // guarded by mu_
+    bool done = false;     // guarded by mu_
+    MaybeError error;      // guarded by mu_; set when the job was failed without running
+  };
+
+  void Loop();
+
+  // Const after construction.
+  const size_t max_queue_;
+  std::unique_ptr<Connection> conn_;  // used only by the writer thread after construction
+
+  std::mutex mu_;
+  std::condition_variable work_;   // the writer waits for a job or for stopping_
+  std::condition_variable space_;  // callers wait for queue space
+  std::condition_variable turn_;   // callers wait for their job to start and to end
+  std::deque<Job*> queue_;         // guarded by mu_; jobs live on their callers' stacks
+  bool stopping_ = false;          // guarded by mu_
+
+  std::thread thread_;  // last: started once every other member exists
+};
+
+}  // namespace xb::store::sqlite

@@ -1,0 +1,96 @@
+#include "store/sqlite/writer.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <thread>
+#include <vector>
+
+#include "store/sqlite/test_support.h"
+
+namespace xb::store::sqlite {
+namespace {
+
+class WriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto conn = Connection::Open(dir_.File("db"), Connection::Role::kWriter, 1000);
+    ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+    writer_ = std::make_unique<Writer>(std::move(conn).value(), 8);
+  }
+  static Clock::time_point Soon() { return Clock::now() + std::chrono::seconds(30); }
+
+  TempDir dir_;
+  std::unique_ptr<Writer> writer_;
+};
+
+TEST_F(WriterTest, RunsEveryJobOnOneThreadWithTheDeadlineArmed) {
+  std::vector<std::thread::id> threads;
+  for (int i = 0; i < 3; ++i) {
+    MaybeError e = writer_->Run(Soon(), [&](Connection& conn) {
+      threads.push_back(std::this_thread::get_id());
+      EXPECT_FALSE(conn.Exec("SELECT 1", "test"));
+    });
+    EXPECT_FALSE(e.has_value());
+  }
+  ASSERT_EQ(threads.size(), 3u);
+  EXPECT_NE(threads[0], std::this_thread::get_id());
+  EXPECT_EQ(threads[0], threads[1]);
+  EXPECT_EQ(threads[1], threads[2]);
+
+  // The job's deadline reaches its statements: a count that takes seconds stops at it.
+  MaybeError statement;
+  ASSERT_FALSE(writer_->Run(Clock::now() + std::chrono::milliseconds(200), [&](Connection& conn) {
+    statement = conn.Exec(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000000000) "
+        "SELECT count(*) FROM n",
+        "count");
+  }));
+  ASSERT_TRUE(statement.has_value());
+  EXPECT_EQ(statement->kind, ErrorKind::kTimeout);
+}
+
+TEST_F(WriterTest, JobStillQueuedAtItsDeadlineNeverRuns) {
+  std::promise<void> entered;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::thread busy([&] {
+    EXPECT_FALSE(writer_->Run(Soon(), [&](Connection&) {
+      entered.set_value();
+      released.wait_for(std::chrono::seconds(30));
+    }));
+  });
+  ASSERT_EQ(entered.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
+
+  bool ran = false;
+  MaybeError late = writer_->Run(Clock::now() + std::chrono::milliseconds(20),
+                                 [&](Connection&) { ran = true; });
+  ASSERT_TRUE(late.has_value());
+  EXPECT_EQ(late->kind, ErrorKind::kTimeout);
+  release.set_value();
+  busy.join();
+  // The writer is still healthy, and the withdrawn job did not run.
+  EXPECT_FALSE(writer_->Run(Soon(), [](Connection&) {}));
+  EXPECT_FALSE(ran);
+}
+
+TEST_F(WriterTest, TransactionLeftOpenByAJobIsRolledBack) {
+  ASSERT_FALSE(writer_->Run(Soon(), [](Connection& conn) {
+    ASSERT_FALSE(conn.Exec("CREATE TABLE t (x INTEGER) STRICT", "test"));
+    ASSERT_FALSE(conn.Exec("BEGIN IMMEDIATE; INSERT INTO t VALUES (1);", "test"));
+  }));
+  int64_t count = -1;
+  bool in_transaction = true;
+  ASSERT_FALSE(writer_->Run(Soon(), [&](Connection& conn) {
+    in_transaction = conn.InTransaction();
+    StatementUse row = conn.Use("SELECT count(*) FROM t", "test");
+    ASSERT_TRUE(row.Step());
+    count = row.ColumnInt64(0);
+  }));
+  EXPECT_FALSE(in_transaction);
+  EXPECT_EQ(count, 0);
+}
+
+}  // namespace
+}  // namespace xb::store::sqlite
