@@ -89,15 +89,25 @@ Result<v1::GetConfigurationResponse> BuildPublicConfiguration(
 }
 
 void AddConfigurationService(rpc::Router& router, v1::GetConfigurationResponse response) {
-  auto shared = std::make_shared<const v1::GetConfigurationResponse>(std::move(response));
-  router.Add(
-      "/xmtp.backend.v1.ConfigurationService/GetConfiguration", rpc::CallKind::kUnary,
-      rpc::Unary<v1::GetConfigurationRequest, v1::GetConfigurationResponse>(
-          [shared](const v1::GetConfigurationRequest&,
-                   rpc::Call&) -> boost::asio::awaitable<Result<v1::GetConfigurationResponse>> {
-            co_return *shared;
-          },
-          /*max_response_bytes=*/0));  // bounded by CONF-009 instead (API.md 1.4)
+  // CONF-012: built once, so it is also encoded once.
+  auto encoded = std::make_shared<const std::string>(response.SerializeAsString());
+  router.Add("/xmtp.backend.v1.ConfigurationService/GetConfiguration", rpc::CallKind::kUnary,
+             [encoded](std::shared_ptr<rpc::Call> call) -> boost::asio::awaitable<void> {
+               auto bytes = co_await rpc::ReadUnaryRequest(*call);
+               if (!bytes.ok()) {
+                 call->Finish(bytes.status());
+                 co_return;
+               }
+               v1::GetConfigurationRequest request;
+               if (!request.ParseFromString(*bytes)) {
+                 call->Finish(InvalidArgument("request is malformed"));
+                 co_return;
+               }
+               // Bounded by CONF-009 at startup, not by max_response_bytes (API.md 1.4).
+               if ((co_await call->Write(*encoded)).ok()) {
+                 call->Finish(Status::Ok());
+               }
+             });
 }
 
 }  // namespace xb::api

@@ -77,6 +77,10 @@ using Waker = std::function<void()>;
 class ExchangeFactory {
  public:
   virtual ~ExchangeFactory() = default;
+  // Whether the request header `name` (lower case) should be kept in RequestHead; the others are
+  // dropped while parsing, so a request costs no copies of headers nobody reads.
+  virtual bool WantsHeader(std::string_view name) const = 0;
+
   // Called on the connection's executor when a request head is complete.
   virtual std::shared_ptr<Exchange> Start(RequestHead head, boost::asio::any_io_executor executor,
                                           Waker wake) = 0;

@@ -75,6 +75,21 @@ Dispatcher::Dispatcher(const Router& router, Admission& admission, telemetry::Me
       logger_(logger),
       options_(std::move(options)) {}
 
+bool Dispatcher::WantsHeader(std::string_view name) const {
+  // The headers the pipeline reads; x-request-id is deliberately not among them (OPS-011).
+  static constexpr std::string_view kKept[] = {
+      "content-type",   "grpc-encoding",  "grpc-timeout",
+      "authorization",  "traceparent",    "tracestate",
+      "access-control-request-method",    "access-control-request-headers",
+  };
+  for (std::string_view kept : kKept) {
+    if (name == kept) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::shared_ptr<net::Exchange> Dispatcher::Preflight(const net::RequestHead& head) {
   // implements: API.md 1.2 CORS preflight, answered before auth and during a drain (OPS-007);
   // names traceparent/tracestate among the allowed headers (OPS-012).

@@ -49,6 +49,7 @@ class Dispatcher final : public net::ExchangeFactory, public CallObserver {
   Dispatcher(const Router& router, Admission& admission, telemetry::Metrics& metrics,
              telemetry::Logger& logger, DispatcherOptions options);
 
+  bool WantsHeader(std::string_view name) const override;
   std::shared_ptr<net::Exchange> Start(net::RequestHead head, boost::asio::any_io_executor executor,
                                        net::Waker wake) override;
   void OnCallDone(Call& call) override;

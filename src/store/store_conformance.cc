@@ -109,10 +109,10 @@ StoreError ErrorOf(const StoreResult<T>& result) {
 
 #define XB_STORE_CONCAT_INNER(a, b) a##b
 #define XB_STORE_CONCAT(a, b) XB_STORE_CONCAT_INNER(a, b)
-#define ASSERT_STORE_OK(lhs, expr)                                                 \
-  auto XB_STORE_CONCAT(store_result_, __LINE__) = (expr);                          \
-  ASSERT_TRUE(IsOk(XB_STORE_CONCAT(store_result_, __LINE__)))                      \
-      << Describe(XB_STORE_CONCAT(store_result_, __LINE__));                       \
+#define ASSERT_STORE_OK(lhs, expr)                            \
+  auto XB_STORE_CONCAT(store_result_, __LINE__) = (expr);     \
+  ASSERT_TRUE(IsOk(XB_STORE_CONCAT(store_result_, __LINE__))) \
+      << Describe(XB_STORE_CONCAT(store_result_, __LINE__));  \
   lhs = std::get<0>(std::move(XB_STORE_CONCAT(store_result_, __LINE__)))
 
 void ExpectMetaEq(const EnvelopeMeta& a, const EnvelopeMeta& b) {
@@ -162,9 +162,9 @@ TEST_P(StoreConformanceTest, AssignsAscendingIdsInItemOrder) {
 TEST_P(StoreConformanceTest, LaterPublishGetsGreaterIdsOnAnyTopic) {
   // verifies: API-289
   // verifies: API-287
-  ASSERT_STORE_OK(CommitPublishResult first,
-                  store_->CommitPublish(Request({Item(GroupTopic(1), "a"),
-                                                 Item(GroupTopic(2), "b")})));
+  ASSERT_STORE_OK(
+      CommitPublishResult first,
+      store_->CommitPublish(Request({Item(GroupTopic(1), "a"), Item(GroupTopic(2), "b")})));
   ASSERT_STORE_OK(CommitPublishResult second,
                   store_->CommitPublish(Request({Item(GroupTopic(3), "c")})));
   ASSERT_STORE_OK(CommitPublishResult third,
@@ -240,13 +240,13 @@ TEST_P(StoreConformanceTest, DuplicateAcrossRequestsReturnsTheStoredMeta) {
 TEST_P(StoreConformanceTest, RequestMixingDuplicatesAndNewItems) {
   // verifies: API-221
   // verifies: API-222
-  ASSERT_STORE_OK(CommitPublishResult first,
-                  store_->CommitPublish(Request({Item(GroupTopic(1), "x"),
-                                                 Item(GroupTopic(2), "y")})));
-  ASSERT_STORE_OK(CommitPublishResult mixed,
-                  store_->CommitPublish(Request({Item(GroupTopic(2), "y"),
-                                                 Item(GroupTopic(1), "new"),
-                                                 Item(GroupTopic(1), "x")})));
+  ASSERT_STORE_OK(
+      CommitPublishResult first,
+      store_->CommitPublish(Request({Item(GroupTopic(1), "x"), Item(GroupTopic(2), "y")})));
+  ASSERT_STORE_OK(
+      CommitPublishResult mixed,
+      store_->CommitPublish(Request(
+          {Item(GroupTopic(2), "y"), Item(GroupTopic(1), "new"), Item(GroupTopic(1), "x")})));
   ASSERT_EQ(mixed.duplicate, std::vector<bool>({true, false, true}));
   ExpectMetaEq(mixed.metas[0], first.metas[1]);
   ExpectMetaEq(mixed.metas[2], first.metas[0]);
@@ -257,8 +257,8 @@ TEST_P(StoreConformanceTest, RequestMixingDuplicatesAndNewItems) {
 TEST_P(StoreConformanceTest, PendingFailureOnAStoredDuplicateSucceeds) {
   // verifies: API-222
   ASSERT_STORE_OK(CommitPublishResult first,
-                  store_->CommitPublish(Request({Item(KeyPackageTopic(1), "kp",
-                                                      RetentionClass::kKeyPackage)})));
+                  store_->CommitPublish(
+                      Request({Item(KeyPackageTopic(1), "kp", RetentionClass::kKeyPackage)})));
   // A retry whose validation now fails (say the key package's lifetime ended) is still a
   // duplicate: no admission check beyond parsing applies to it.
   PublishItem retry = Item(KeyPackageTopic(1), "kp", RetentionClass::kKeyPackage);
@@ -281,14 +281,14 @@ TEST_P(StoreConformanceTest, IdentityHeadThatMovedIsStaleHistory) {
       Request({Item(GroupTopic(1), "g"), IdentityItem(inbox, "u2", /*head=*/0)}));
   ASSERT_FALSE(IsOk(stale));
   EXPECT_EQ(ErrorOf(stale).kind, ErrorKind::kStaleHistory);
-  ASSERT_STORE_OK(auto found, store_->FindDuplicates({{GroupTopic(1), HashOf("g")},
-                                                      {inbox, HashOf("u2")}}));
+  ASSERT_STORE_OK(auto found,
+                  store_->FindDuplicates({{GroupTopic(1), HashOf("g")}, {inbox, HashOf("u2")}}));
   EXPECT_FALSE(found[0].has_value());
   EXPECT_FALSE(found[1].has_value());
 
-  ASSERT_STORE_OK(CommitPublishResult second,
-                  store_->CommitPublish(
-                      Request({IdentityItem(inbox, "u2", first.metas[0].sequence_id)})));
+  ASSERT_STORE_OK(
+      CommitPublishResult second,
+      store_->CommitPublish(Request({IdentityItem(inbox, "u2", first.metas[0].sequence_id)})));
   EXPECT_GT(second.metas[0].sequence_id, first.metas[0].sequence_id);
   EXPECT_EQ(second.metas[0].expiry_ns, 0);
 
@@ -377,8 +377,8 @@ TEST_P(StoreConformanceTest, ExpiryFollowsTheRetentionClassAndExemptIsZero) {
 TEST_P(StoreConformanceTest, ExpiryOverflowFailsAndStoresNothing) {
   // verifies: OPS-020
   // seconds x 10^9 still fits int64, but adding today's clock does not.
-  CommitPublishRequest request = Request({Item(WelcomeTopic(1), "fits", RetentionClass::kWelcome),
-                                          Item(GroupTopic(1), "overflows")});
+  CommitPublishRequest request = Request(
+      {Item(WelcomeTopic(1), "fits", RetentionClass::kWelcome), Item(GroupTopic(1), "overflows")});
   request.retention.group_message =
       static_cast<uint64_t>(std::numeric_limits<int64_t>::max() / 1000000000);
   auto result = store_->CommitPublish(request);
@@ -475,8 +475,9 @@ TEST_P(StoreConformanceTest, QueryPagesLikeTheWorkedExample) {
       {a, "A101"}, {b, "B102"}, {b, "B103"}, {a, "A104"}, {a, "A110"}};
   std::map<std::string, int64_t> id_of;
   for (const auto& [topic, payload] : order) {
-    ASSERT_STORE_OK(CommitPublishResult r,
-                    store_->CommitPublish(Request({Item(topic, payload, RetentionClass::kExempt)})));
+    ASSERT_STORE_OK(
+        CommitPublishResult r,
+        store_->CommitPublish(Request({Item(topic, payload, RetentionClass::kExempt)})));
     id_of[payload] = r.metas[0].sequence_id;
   }
 
@@ -489,8 +490,7 @@ TEST_P(StoreConformanceTest, QueryPagesLikeTheWorkedExample) {
   EXPECT_EQ(page1.envelopes[2].meta.topic, b);
 
   // The client moves each topic's cursor to the highest id returned for it.
-  ASSERT_STORE_OK(QueryPage page2,
-                  store_->Query({{a, id_of["A101"]}, {b, id_of["B103"]}}, 3));
+  ASSERT_STORE_OK(QueryPage page2, store_->Query({{a, id_of["A101"]}, {b, id_of["B103"]}}, 3));
   EXPECT_FALSE(page2.has_more);
   EXPECT_EQ(Ids(page2.envelopes), std::vector<int64_t>({id_of["A104"], id_of["A110"]}));
   EXPECT_EQ(page2.envelopes[1].payload, "A110");
@@ -531,10 +531,10 @@ TEST_P(StoreConformanceTest, QueryPagingReturnsEveryRowOnce) {
   const std::vector<std::string> topics = {GroupTopic(1), GroupTopic(2), GroupTopic(3)};
   std::set<int64_t> stored_ids;
   for (int i = 0; i < 20; ++i) {
-    ASSERT_STORE_OK(CommitPublishResult r,
-                    store_->CommitPublish(Request({Item(topics[i % 3], "p" + std::to_string(i)),
-                                                   Item(topics[(i + 1) % 3],
-                                                        "q" + std::to_string(i))})));
+    ASSERT_STORE_OK(
+        CommitPublishResult r,
+        store_->CommitPublish(Request({Item(topics[i % 3], "p" + std::to_string(i)),
+                                       Item(topics[(i + 1) % 3], "q" + std::to_string(i))})));
     stored_ids.insert(r.metas[0].sequence_id);
     stored_ids.insert(r.metas[1].sequence_id);
   }
@@ -621,10 +621,10 @@ TEST_P(StoreConformanceTest, HistoryReturnsEveryRowOfTheTopicAscending) {
   int64_t head = 0;
   std::vector<int64_t> ids;
   for (int i = 0; i < 5; ++i) {
-    ASSERT_STORE_OK(CommitPublishResult r,
-                    store_->CommitPublish(Request({IdentityItem(inbox, "u" + std::to_string(i),
-                                                                head),
-                                                   Item(GroupTopic(1), "g" + std::to_string(i))})));
+    ASSERT_STORE_OK(
+        CommitPublishResult r,
+        store_->CommitPublish(Request({IdentityItem(inbox, "u" + std::to_string(i), head),
+                                       Item(GroupTopic(1), "g" + std::to_string(i))})));
     head = r.metas[0].sequence_id;
     ids.push_back(head);
   }
@@ -635,9 +635,9 @@ TEST_P(StoreConformanceTest, HistoryReturnsEveryRowOfTheTopicAscending) {
 
 TEST_P(StoreConformanceTest, FindDuplicatesAnswersEachKeyInOrder) {
   // verifies: API-222
-  ASSERT_STORE_OK(CommitPublishResult r,
-                  store_->CommitPublish(Request({Item(GroupTopic(1), "x"),
-                                                 Item(GroupTopic(2), "y")})));
+  ASSERT_STORE_OK(
+      CommitPublishResult r,
+      store_->CommitPublish(Request({Item(GroupTopic(1), "x"), Item(GroupTopic(2), "y")})));
   ASSERT_STORE_OK(auto found, store_->FindDuplicates({{GroupTopic(2), HashOf("y")},
                                                       {GroupTopic(2), HashOf("x")},
                                                       {GroupTopic(1), HashOf("x")}}));
@@ -698,8 +698,8 @@ TEST_P(StoreConformanceTest, ConcurrentPublishersGetUniqueIdsAndReadersSeePrefix
     writers.emplace_back([&, t] {
       for (int i = 0; i < kPublishes; ++i) {
         const std::string tag = std::to_string(t) + "-" + std::to_string(i);
-        auto result = store_->CommitPublish(Request({Item(topics[(t + i) % 3], "a" + tag),
-                                                     Item(topics[(t + i + 1) % 3], "b" + tag)}));
+        auto result = store_->CommitPublish(Request(
+            {Item(topics[(t + i) % 3], "a" + tag), Item(topics[(t + i + 1) % 3], "b" + tag)}));
         if (!IsOk(result)) {
           published[t].errors.push_back(Describe(result));
           continue;

@@ -247,7 +247,10 @@ asio::awaitable<void> Connection::Run(std::string initial) {
     head.method = std::string(req.method_string());
     head.path = std::string(req.target());
     for (const auto& field : req) {
-      head.headers.push_back(Header{Lower(field.name_string()), std::string(field.value())});
+      std::string name = Lower(field.name_string());
+      if (factory_.WantsHeader(name)) {
+        head.headers.push_back(Header{std::move(name), std::string(field.value())});
+      }
     }
     const bool keep_alive = req.keep_alive();
 

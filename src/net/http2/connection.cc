@@ -70,7 +70,7 @@ struct Callbacks {
       s->head.method = v;
     } else if (n == ":path") {
       s->head.path = v;
-    } else if (!n.empty() && n[0] != ':') {
+    } else if (!n.empty() && n[0] != ':' && Self(user_data)->factory_.WantsHeader(n)) {
       s->head.headers.push_back(Header{std::string(n), std::string(v)});
     }
     return 0;

@@ -93,8 +93,8 @@ StatementUse& StatementUse::BindBlob(int index, std::string_view bytes) {
 
 StatementUse& StatementUse::BindText(int index, std::string_view text) {
   if (!error_) {
-    int rc = sqlite3_bind_text64(stmt_->get(), index, text.empty() ? "" : text.data(),
-                                 text.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+    int rc = sqlite3_bind_text64(stmt_->get(), index, text.empty() ? "" : text.data(), text.size(),
+                                 SQLITE_TRANSIENT, SQLITE_UTF8);
     if (rc != SQLITE_OK) {
       Fail(rc);
     }
@@ -239,8 +239,8 @@ StatementUse Connection::Use(const char* sql, std::string_view what) {
     int rc = sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &raw, nullptr);
     if (rc != SQLITE_OK || raw == nullptr) {
       sqlite3_finalize(raw);
-      return StatementUse(db_, nullptr,
-                          MapSqliteError(rc == SQLITE_OK ? SQLITE_ERROR : rc, what), what);
+      return StatementUse(db_, nullptr, MapSqliteError(rc == SQLITE_OK ? SQLITE_ERROR : rc, what),
+                          what);
     }
     it = cache_.emplace(sql, std::make_unique<Statement>(raw)).first;
   }

@@ -102,9 +102,10 @@ TEST_F(ConnectionTest, BlobsRoundTripIncludingEmptyOnes) {
 TEST_F(ConnectionTest, ConstraintErrorsNameTheConstraintNotTheValue) {
   std::unique_ptr<Connection> conn = Open(Connection::Role::kWriter);
   ASSERT_NE(conn, nullptr);
-  ASSERT_FALSE(conn->Exec("CREATE TABLE c (v BLOB NOT NULL, CONSTRAINT short CHECK (length(v) < 3))"
-                          " STRICT",
-                          "test"));
+  ASSERT_FALSE(
+      conn->Exec("CREATE TABLE c (v BLOB NOT NULL, CONSTRAINT short CHECK (length(v) < 3))"
+                 " STRICT",
+                 "test"));
   MaybeError e = conn->Use("INSERT INTO c VALUES (?1)", "insert").BindBlob(1, "secret").Run();
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->kind, ErrorKind::kInvariant);

@@ -169,9 +169,10 @@ Result<MigrationOutcome> ApplyMigrations(Connection& conn, std::span<const Migra
     std::string sql(m.sql);  // sqlite3_exec needs a terminated string
     MaybeError e = conn.Exec(sql.c_str(), "apply migration");
     if (!e) {
-      e = conn.Use("INSERT INTO schema_migrations (version, name, checksum, applied_ns) "
-                   "VALUES (?1, ?2, ?3, ?4)",
-                   "record migration")
+      e = conn.Use(
+                  "INSERT INTO schema_migrations (version, name, checksum, applied_ns) "
+                  "VALUES (?1, ?2, ?3, ?4)",
+                  "record migration")
               .BindInt64(1, m.version)
               .BindText(2, m.name)
               .BindBlob(3, MigrationChecksum(m.sql))

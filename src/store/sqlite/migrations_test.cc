@@ -63,9 +63,11 @@ TEST_F(MigrationsTest, AppliesMissingVersionsInOrderOnce) {
 }
 
 TEST_F(MigrationsTest, EditedMigrationRefusesNamingTheVersion) {
-  const std::array<Migration, 1> original = {{{.version = 42, .name = "t", .sql = "CREATE TABLE t (x INTEGER);"}}};
+  const std::array<Migration, 1> original = {
+      {{.version = 42, .name = "t", .sql = "CREATE TABLE t (x INTEGER);"}}};
   ASSERT_TRUE(ApplyMigrations(*conn_, original, 0).ok());
-  const std::array<Migration, 1> edited = {{{.version = 42, .name = "t", .sql = "CREATE TABLE t (x TEXT);"}}};
+  const std::array<Migration, 1> edited = {
+      {{.version = 42, .name = "t", .sql = "CREATE TABLE t (x TEXT);"}}};
   auto refused = ApplyMigrations(*conn_, edited, 0);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
@@ -74,7 +76,8 @@ TEST_F(MigrationsTest, EditedMigrationRefusesNamingTheVersion) {
 }
 
 TEST_F(MigrationsTest, FailingMigrationLeavesNoTrace) {
-  const std::array<Migration, 1> broken = {{{.version = 9, .name = "broken",
+  const std::array<Migration, 1> broken = {{{.version = 9,
+                                             .name = "broken",
                                              .sql = "CREATE TABLE half (x INTEGER); "
                                                     "CREATE TABLE half (x INTEGER);"}}};
   auto result = ApplyMigrations(*conn_, broken, 0);

@@ -57,16 +57,17 @@ MaybeError ProjectIdentifier(Connection& conn, const IdentifierChange& change,
                              std::string_view inbox_id, int64_t u) {
   if (change.added) {
     return conn
-        .Use("INSERT INTO identifier_association (identifier, identifier_kind, inbox_id, "
-             "association_sequence_id, revocation_sequence_id) VALUES (?1, ?2, ?3, ?4, NULL) "
-             "ON CONFLICT (identifier, identifier_kind, inbox_id) DO UPDATE SET "
-             "association_sequence_id = excluded.association_sequence_id, "
-             "revocation_sequence_id = NULL "
-             "WHERE excluded.association_sequence_id > "
-             "identifier_association.association_sequence_id "
-             "AND (identifier_association.revocation_sequence_id IS NULL OR "
-             "excluded.association_sequence_id > identifier_association.revocation_sequence_id)",
-             "project added identifier")
+        .Use(
+            "INSERT INTO identifier_association (identifier, identifier_kind, inbox_id, "
+            "association_sequence_id, revocation_sequence_id) VALUES (?1, ?2, ?3, ?4, NULL) "
+            "ON CONFLICT (identifier, identifier_kind, inbox_id) DO UPDATE SET "
+            "association_sequence_id = excluded.association_sequence_id, "
+            "revocation_sequence_id = NULL "
+            "WHERE excluded.association_sequence_id > "
+            "identifier_association.association_sequence_id "
+            "AND (identifier_association.revocation_sequence_id IS NULL OR "
+            "excluded.association_sequence_id > identifier_association.revocation_sequence_id)",
+            "project added identifier")
         .BindText(1, change.identifier)
         .BindInt64(2, change.identifier_kind)
         .BindBlob(3, inbox_id)
@@ -74,11 +75,12 @@ MaybeError ProjectIdentifier(Connection& conn, const IdentifierChange& change,
         .Run();
   }
   return conn
-      .Use("UPDATE identifier_association SET revocation_sequence_id = ?4 "
-           "WHERE identifier = ?1 AND identifier_kind = ?2 AND inbox_id = ?3 "
-           "AND association_sequence_id < ?4 "
-           "AND (revocation_sequence_id IS NULL OR revocation_sequence_id < ?4)",
-           "project revoked identifier")
+      .Use(
+          "UPDATE identifier_association SET revocation_sequence_id = ?4 "
+          "WHERE identifier = ?1 AND identifier_kind = ?2 AND inbox_id = ?3 "
+          "AND association_sequence_id < ?4 "
+          "AND (revocation_sequence_id IS NULL OR revocation_sequence_id < ?4)",
+          "project revoked identifier")
       .BindText(1, change.identifier)
       .BindInt64(2, change.identifier_kind)
       .BindBlob(3, inbox_id)
@@ -144,8 +146,8 @@ StoreResult<PublishOutcome> CommitPublishTransaction(Connection& conn,
   std::map<std::pair<std::string_view, std::string_view>, size_t> first_index;
   for (size_t i = 0; i < items.size(); ++i) {
     const PublishItem& item = items[i];
-    auto [it, inserted] =
-        first_index.emplace(std::make_pair(std::string_view(item.topic), HashBytes(item.message_hash)), i);
+    auto [it, inserted] = first_index.emplace(
+        std::make_pair(std::string_view(item.topic), HashBytes(item.message_hash)), i);
     if (!inserted) {
       repeat_of[i] = it->second;
       continue;
@@ -272,11 +274,12 @@ StoreResult<PublishOutcome> CommitPublishTransaction(Connection& conn,
 
     // Step 11: each inserted topic's watermark must rise (ARC-034).
     for (const auto& [topic, last] : topic_last) {
-      MaybeError e = conn.Use("INSERT INTO topic_watermark (topic, last_sequence_id) "
-                              "VALUES (?1, ?2) ON CONFLICT (topic) DO UPDATE SET "
-                              "last_sequence_id = excluded.last_sequence_id "
-                              "WHERE excluded.last_sequence_id > topic_watermark.last_sequence_id",
-                              "advance watermark")
+      MaybeError e = conn.Use(
+                             "INSERT INTO topic_watermark (topic, last_sequence_id) "
+                             "VALUES (?1, ?2) ON CONFLICT (topic) DO UPDATE SET "
+                             "last_sequence_id = excluded.last_sequence_id "
+                             "WHERE excluded.last_sequence_id > topic_watermark.last_sequence_id",
+                             "advance watermark")
                          .BindBlob(1, topic)
                          .BindInt64(2, last)
                          .Run();
@@ -294,7 +297,8 @@ StoreResult<PublishOutcome> CommitPublishTransaction(Connection& conn,
         continue;
       }
       const std::string& topic = items[i].topic;
-      if (topic.size() != 1 + kInboxIdBytes || static_cast<uint8_t>(topic[0]) != kIdentityTopicKind) {
+      if (topic.size() != 1 + kInboxIdBytes ||
+          static_cast<uint8_t>(topic[0]) != kIdentityTopicKind) {
         return Error(ErrorKind::kInvariant, "identifier changes on a non-identity topic");
       }
       const std::string_view inbox_id = std::string_view(topic).substr(1);
@@ -307,9 +311,10 @@ StoreResult<PublishOutcome> CommitPublishTransaction(Connection& conn,
 
     // The boundary moves to the last id in the same transaction (API-291: it only rises).
     const int64_t last = next_id - 1;
-    MaybeError e = conn.Use("UPDATE allocation_boundary SET closed_sequence_id = ?2 "
-                            "WHERE singleton = 1 AND closed_sequence_id = ?1",
-                            "advance boundary")
+    MaybeError e = conn.Use(
+                           "UPDATE allocation_boundary SET closed_sequence_id = ?2 "
+                           "WHERE singleton = 1 AND closed_sequence_id = ?1",
+                           "advance boundary")
                        .BindInt64(1, closed)
                        .BindInt64(2, last)
                        .Run();

@@ -16,8 +16,7 @@ TEST(ComputeExpiryNs, UsesTheClassPeriod) {
   const RetentionSeconds seconds{.group_message = 1, .welcome = 2, .key_package = 3};
   EXPECT_EQ(std::get<int64_t>(ComputeExpiryNs(10, RetentionClass::kGroupMessage, seconds)),
             1000000010);
-  EXPECT_EQ(std::get<int64_t>(ComputeExpiryNs(10, RetentionClass::kWelcome, seconds)),
-            2000000010);
+  EXPECT_EQ(std::get<int64_t>(ComputeExpiryNs(10, RetentionClass::kWelcome, seconds)), 2000000010);
   EXPECT_EQ(std::get<int64_t>(ComputeExpiryNs(10, RetentionClass::kKeyPackage, seconds)),
             3000000010);
 }

@@ -16,7 +16,8 @@ EnvelopeMeta ReadMeta(const StatementUse& row) {
   meta.server_ns = row.ColumnInt64(2);
   meta.expiry_ns = row.ColumnIsNull(3) ? 0 : row.ColumnInt64(3);  // NULL = exempt = 0 (ARC-025)
   std::string hash = row.ColumnBlob(4);
-  std::memcpy(meta.message_hash.data(), hash.data(), std::min(hash.size(), meta.message_hash.size()));
+  std::memcpy(meta.message_hash.data(), hash.data(),
+              std::min(hash.size(), meta.message_hash.size()));
   meta.is_commit_or_proposal = row.ColumnInt64(5) != 0;
   return meta;
 }
@@ -164,16 +165,18 @@ StoreResult<std::vector<StoredEnvelope>> ReadNewest(Connection& conn,
     // Metadata-only reads do not select the payload.
     StatementUse row =
         with_payload
-            ? conn.Use("SELECT e.sequence_id, e.topic, e.server_ns, e.expiry_ns, e.message_hash, "
-                       "e.is_commit_or_proposal, e.payload FROM topic_watermark w "
-                       "JOIN envelopes e ON e.sequence_id = w.last_sequence_id AND e.topic = w.topic "
-                       "WHERE w.topic = ?1",
-                       "newest envelopes")
-            : conn.Use("SELECT e.sequence_id, e.topic, e.server_ns, e.expiry_ns, e.message_hash, "
-                       "e.is_commit_or_proposal FROM topic_watermark w "
-                       "JOIN envelopes e ON e.sequence_id = w.last_sequence_id AND e.topic = w.topic "
-                       "WHERE w.topic = ?1",
-                       "newest metadata");
+            ? conn.Use(
+                  "SELECT e.sequence_id, e.topic, e.server_ns, e.expiry_ns, e.message_hash, "
+                  "e.is_commit_or_proposal, e.payload FROM topic_watermark w "
+                  "JOIN envelopes e ON e.sequence_id = w.last_sequence_id AND e.topic = w.topic "
+                  "WHERE w.topic = ?1",
+                  "newest envelopes")
+            : conn.Use(
+                  "SELECT e.sequence_id, e.topic, e.server_ns, e.expiry_ns, e.message_hash, "
+                  "e.is_commit_or_proposal FROM topic_watermark w "
+                  "JOIN envelopes e ON e.sequence_id = w.last_sequence_id AND e.topic = w.topic "
+                  "WHERE w.topic = ?1",
+                  "newest metadata");
     row.BindBlob(1, topic);
     if (row.Step()) {
       out.push_back(ReadEnvelope(row, with_payload));

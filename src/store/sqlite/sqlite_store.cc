@@ -132,15 +132,14 @@ StoreResult<std::vector<StoredEnvelope>> SqliteStore::History(const std::string&
       [&topic](Connection& conn) { return ReadHistory(conn, topic); });
 }
 
-StoreResult<QueryPage> SqliteStore::Query(const std::vector<TopicCursor>& topics,
-                                          uint32_t limit) {
+StoreResult<QueryPage> SqliteStore::Query(const std::vector<TopicCursor>& topics, uint32_t limit) {
   return WithReader<QueryPage>(
       *readers_, options_.statement_timeout_ms,
       [&topics, limit](Connection& conn) { return ReadQuery(conn, topics, limit); });
 }
 
-StoreResult<std::vector<StoredEnvelope>> SqliteStore::Newest(
-    const std::vector<std::string>& topics, bool with_payload) {
+StoreResult<std::vector<StoredEnvelope>> SqliteStore::Newest(const std::vector<std::string>& topics,
+                                                             bool with_payload) {
   return WithReader<std::vector<StoredEnvelope>>(
       *readers_, options_.statement_timeout_ms,
       [&topics, with_payload](Connection& conn) { return ReadNewest(conn, topics, with_payload); });

@@ -28,8 +28,8 @@
 namespace xb::store::sqlite {
 
 struct SqliteOptions {
-  std::string path{};              // the database file: database.url after `sqlite://`
-  uint32_t max_readers = 20;       // database.max_connections: reader connections (>= 1)
+  std::string path{};                    // the database file: database.url after `sqlite://`
+  uint32_t max_readers = 20;             // database.max_connections: reader connections (>= 1)
   uint32_t statement_timeout_ms = 5000;  // database.max_statement_timeout_ms: busy_timeout, and the
                                          // bound of each read (pool wait plus statements)
   size_t max_writer_queue = 1024;        // publishes waiting for the writer, at most

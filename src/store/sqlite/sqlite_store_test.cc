@@ -143,8 +143,7 @@ TEST_F(SqliteStoreTest, FileThatIsNotADatabaseIsRefused) {
   auto store = SqliteStore::Open(Options());
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), StatusCode::kUnavailable);
-  EXPECT_EQ(store.status().message().rfind("database.url: ", 0), 0u)
-      << store.status().message();
+  EXPECT_EQ(store.status().message().rfind("database.url: ", 0), 0u) << store.status().message();
   EXPECT_EQ(store.status().message().find(dir_.path()), std::string::npos);
 }
 
@@ -203,9 +202,10 @@ TEST_F(SqliteStoreTest, MigrationChecksumMismatchRefusesNamingTheVersion) {
   {
     std::unique_ptr<Connection> raw = Raw();
     ASSERT_NE(raw, nullptr);
-    ASSERT_FALSE(raw->Exec("UPDATE schema_migrations SET checksum = x'0011223344556677' "
-                           "WHERE version = 20260907000000",
-                           "test"));
+    ASSERT_FALSE(
+        raw->Exec("UPDATE schema_migrations SET checksum = x'0011223344556677' "
+                  "WHERE version = 20260907000000",
+                  "test"));
   }
   auto store = SqliteStore::Open(Options());
   ASSERT_FALSE(store.ok());
@@ -225,9 +225,10 @@ TEST_F(SqliteStoreTest, MigrationsApplyOnceAndUnknownVersionsAreTolerated) {
   {
     std::unique_ptr<Connection> raw = Raw();
     ASSERT_NE(raw, nullptr);
-    ASSERT_FALSE(raw->Exec("INSERT INTO schema_migrations VALUES "
-                           "(29990101000000, 'from a newer binary', x'00', 0)",
-                           "test"));
+    ASSERT_FALSE(
+        raw->Exec("INSERT INTO schema_migrations VALUES "
+                  "(29990101000000, 'from a newer binary', x'00', 0)",
+                  "test"));
   }
   std::unique_ptr<SqliteStore> store = MustOpen();
   ASSERT_NE(store, nullptr);
@@ -245,35 +246,38 @@ TEST_F(SqliteStoreTest, SchemaIsStrictSeededAndInWalMode) {
     ASSERT_TRUE(mode.Step());
     EXPECT_EQ(mode.ColumnText(0), "wal");  // persisted in the file
   }
-  for (const char* table : {"envelopes", "topic_watermark", "identifier_association",
-                            "allocation_boundary", "push_recipient", "push_subscription",
-                            "push_cursor", "schema_migrations"}) {
+  for (const char* table :
+       {"envelopes", "topic_watermark", "identifier_association", "allocation_boundary",
+        "push_recipient", "push_subscription", "push_cursor", "schema_migrations"}) {
     StatementUse row = raw->Use("SELECT strict FROM pragma_table_list WHERE name = ?1", "test");
     row.BindText(1, table);
     ASSERT_TRUE(row.Step()) << table;
     EXPECT_EQ(row.ColumnInt64(0), 1) << table;
   }
-  for (const char* index : {"envelopes_topic_sequence", "envelopes_push_eligible",
-                            "identifier_association_active", "push_recipient_renewed",
-                            "push_subscription_topic"}) {
+  for (const char* index :
+       {"envelopes_topic_sequence", "envelopes_push_eligible", "identifier_association_active",
+        "push_recipient_renewed", "push_subscription_topic"}) {
     StatementUse row =
         raw->Use("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = ?1", "test");
     row.BindText(1, index);
     ASSERT_TRUE(row.Step());
     EXPECT_EQ(row.ColumnInt64(0), 1) << index;
   }
-  EXPECT_EQ(ScalarInt(*raw, "SELECT count(*) FROM allocation_boundary WHERE singleton = 1 AND "
-                            "closed_sequence_id = 0"),
+  EXPECT_EQ(ScalarInt(*raw,
+                      "SELECT count(*) FROM allocation_boundary WHERE singleton = 1 AND "
+                      "closed_sequence_id = 0"),
             1);
-  EXPECT_EQ(ScalarInt(*raw, "SELECT count(*) FROM push_cursor WHERE singleton = 1 AND "
-                            "sequence_id = 0"),
+  EXPECT_EQ(ScalarInt(*raw,
+                      "SELECT count(*) FROM push_cursor WHERE singleton = 1 AND "
+                      "sequence_id = 0"),
             1);
   // Deleting a recipient deletes its subscriptions (foreign_keys=ON on every connection).
-  ASSERT_FALSE(raw->Exec("INSERT INTO push_recipient VALUES (zeroblob(32), zeroblob(32), 1, "
-                         "'token', NULL, 1, 0); INSERT INTO push_subscription VALUES "
-                         "(zeroblob(32), x'00', 0, NULL, NULL, NULL, NULL, 0); "
-                         "DELETE FROM push_recipient",
-                         "test"));
+  ASSERT_FALSE(
+      raw->Exec("INSERT INTO push_recipient VALUES (zeroblob(32), zeroblob(32), 1, "
+                "'token', NULL, 1, 0); INSERT INTO push_subscription VALUES "
+                "(zeroblob(32), x'00', 0, NULL, NULL, NULL, NULL, 0); "
+                "DELETE FROM push_recipient",
+                "test"));
   EXPECT_EQ(ScalarInt(*raw, "SELECT count(*) FROM push_subscription"), 0);
 }
 
@@ -304,8 +308,8 @@ TEST_F(SqliteStoreTest, CommitListenerHearsEachStoringCommitInOrder) {
     std::lock_guard lock(mu);
     heard.push_back(last_id);
   });
-  ASSERT_TRUE(IsOk(store->CommitPublish(
-      Request({Item(GroupTopic(1), "a"), Item(GroupTopic(2), "b")}))));
+  ASSERT_TRUE(
+      IsOk(store->CommitPublish(Request({Item(GroupTopic(1), "a"), Item(GroupTopic(2), "b")}))));
   ASSERT_TRUE(IsOk(store->CommitPublish(Request({Item(GroupTopic(1), "a")}))));  // duplicate
   PublishItem bad = Item(GroupTopic(1), "bad");
   bad.pending_failure = InvalidArgument("bad");
@@ -339,8 +343,8 @@ TEST_F(SqliteStoreTest, PublishWaitingBehindABusyWriterTimesOutAndStoresNothing)
   });
   ASSERT_EQ(entered.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
 
-  auto late = store->CommitPublish(
-      Request({Item(GroupTopic(2), "late")}, std::chrono::milliseconds(50)));
+  auto late =
+      store->CommitPublish(Request({Item(GroupTopic(2), "late")}, std::chrono::milliseconds(50)));
   ASSERT_FALSE(IsOk(late));
   EXPECT_EQ(ErrorOf(late).kind, ErrorKind::kTimeout);
 

@@ -19,8 +19,8 @@ class TempDir {
  public:
   TempDir() {
     const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") +
-                          "/xb_sqlite_test_XXXXXX";
+    std::string pattern =
+        std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/xb_sqlite_test_XXXXXX";
     char* made = mkdtemp(pattern.data());
     if (made != nullptr) {
       path_ = made;

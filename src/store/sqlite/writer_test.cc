@@ -64,8 +64,8 @@ TEST_F(WriterTest, JobStillQueuedAtItsDeadlineNeverRuns) {
   ASSERT_EQ(entered.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
 
   bool ran = false;
-  MaybeError late = writer_->Run(Clock::now() + std::chrono::milliseconds(20),
-                                 [&](Connection&) { ran = true; });
+  MaybeError late =
+      writer_->Run(Clock::now() + std::chrono::milliseconds(20), [&](Connection&) { ran = true; });
   ASSERT_TRUE(late.has_value());
   EXPECT_EQ(late->kind, ErrorKind::kTimeout);
   release.set_value();
