@@ -10,6 +10,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/intrusive/list_hook.hpp>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -45,7 +46,14 @@ struct CallOptions {
   CallObserver* observer = nullptr;
 };
 
-class Call final : public net::Exchange, public std::enable_shared_from_this<Call> {
+// The dispatcher keeps its live calls on an intrusive list (no allocation per call); a call
+// leaves it on completion or destruction.
+using LiveCallHook = boost::intrusive::list_base_hook<
+    boost::intrusive::link_mode<boost::intrusive::auto_unlink>>;
+
+class Call final : public net::Exchange,
+                   public std::enable_shared_from_this<Call>,
+                   public LiveCallHook {
  public:
   using Clock = std::chrono::steady_clock;
 
@@ -93,6 +101,8 @@ class Call final : public net::Exchange, public std::enable_shared_from_this<Cal
   uint64_t request_bytes() const { return request_bytes_; }
   uint64_t response_bytes() const { return response_bytes_; }
   Clock::time_point started_at() const { return started_at_; }
+  // Set by the dispatcher when it spawned the handler of a unary call (drain accounting).
+  bool admitted_unary = false;
 
   // --- net::Exchange ---
   void OnRequestBody(std::string_view bytes) override;

@@ -134,7 +134,7 @@ std::shared_ptr<net::Exchange> Dispatcher::Start(net::RequestHead head,
       .observer = this,
   };
   auto call = std::make_shared<Call>(std::move(call_options), executor, std::move(wake));
-  live_.insert(call.get());
+  live_.push_back(*call);
   if (!route.is_health) {
     metrics_.RequestStarted(route.rpc);  // before authentication (OPS section 5)
   }
@@ -166,7 +166,7 @@ std::shared_ptr<net::Exchange> Dispatcher::Start(net::RequestHead head,
     call->SetDeadline(*parsed);
   }
   if (handler->kind == CallKind::kUnary) {
-    admitted_unary_.insert(call.get());
+    call->admitted_unary = true;
     admission_.UnaryStarted();
   }
   asio::co_spawn(executor, handler->fn(call), [call](std::exception_ptr error) {
@@ -178,7 +178,7 @@ std::shared_ptr<net::Exchange> Dispatcher::Start(net::RequestHead head,
 }
 
 void Dispatcher::OnCallDone(Call& call) {
-  live_.erase(&call);
+  call.unlink();
   const telemetry::Route& route = call.route();
   const double seconds =
       std::chrono::duration<double>(Call::Clock::now() - call.started_at()).count();
@@ -200,16 +200,17 @@ void Dispatcher::OnCallDone(Call& call) {
       });
     }
   }
-  if (admitted_unary_.erase(&call) > 0) {
+  if (call.admitted_unary) {
+    call.admitted_unary = false;
     admission_.UnaryDone();
   }
 }
 
 void Dispatcher::EndStreams() {
   std::vector<std::shared_ptr<Call>> calls;
-  for (Call* c : live_) {
-    if (c->kind() != CallKind::kUnary) {
-      calls.push_back(c->shared_from_this());
+  for (Call& c : live_) {
+    if (c.kind() != CallKind::kUnary) {
+      calls.push_back(c.shared_from_this());
     }
   }
   for (auto& c : calls) {
@@ -219,8 +220,8 @@ void Dispatcher::EndStreams() {
 
 void Dispatcher::EndAll() {
   std::vector<std::shared_ptr<Call>> calls;
-  for (Call* c : live_) {
-    calls.push_back(c->shared_from_this());
+  for (Call& c : live_) {
+    calls.push_back(c.shared_from_this());
   }
   for (auto& c : calls) {
     c->Finish(Unavailable("the server is shutting down"));

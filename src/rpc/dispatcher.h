@@ -11,7 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <unordered_set>
+#include <boost/intrusive/list.hpp>
 
 #include "net/exchange.h"
 #include "rpc/call.h"
@@ -67,8 +67,8 @@ class Dispatcher final : public net::ExchangeFactory, public CallObserver {
   telemetry::Metrics& metrics_;
   telemetry::Logger& logger_;
   DispatcherOptions options_;
-  std::unordered_set<Call*> live_;            // calls whose response has not completed
-  std::unordered_set<Call*> admitted_unary_;  // unary calls whose handler was spawned
+  // Calls whose response has not completed.
+  boost::intrusive::list<Call, boost::intrusive::constant_time_size<false>> live_;
 };
 
 }  // namespace xb::rpc
