@@ -99,7 +99,13 @@ int Run(const config::Config& config, RunOptions options) {
   }
 
   // Step 5: the store — migrations applied, replica caught up — and OPS-020 against its clock.
-  auto opened = store::OpenStore(config);
+  // [design] Start-up waits (connect, migrations, replica catch-up) are bounded by one minute;
+  // the orchestrator's startup probe is the outer bound.
+  auto opened = store::OpenStore(
+      config, store::OpenOptions{.deadline = store::Clock::now() + std::chrono::minutes(1),
+                                 .warning_sink = [&logger](std::string_view) {
+                                   logger.Warn("database warning");
+                                 }});
   if (!opened.ok()) {
     Fail(opened.status().message());
     return 1;
@@ -117,6 +123,26 @@ int Run(const config::Config& config, RunOptions options) {
       Fail(fits.message());
       return 1;
     }
+  }
+  // The closed allocation boundary at startup (STORE.md 4.3; the stream recovery of the tailer
+  // drives it afterwards). A lock timeout is retried; an error refuses start.
+  for (int attempt = 0;; ++attempt) {
+    const auto outcome = store::AdvanceBoundary(*store);
+    if (outcome == store::AdvanceOutcome::kNotNeeded) {
+      break;
+    }
+    auto& advances = metrics.tailer().boundary_advances;
+    if (outcome == store::AdvanceOutcome::kOk) {
+      advances.Inc(telemetry::BoundaryResult::kOk);
+      break;
+    }
+    if (outcome == store::AdvanceOutcome::kLockTimeout && attempt < 60) {
+      advances.Inc(telemetry::BoundaryResult::kLockTimeout);
+      continue;
+    }
+    advances.Inc(telemetry::BoundaryResult::kError);
+    Fail("configuration is invalid: database.url (the allocation boundary cannot be advanced)");
+    return 1;
   }
   store::DbPool db_pool(std::max<size_t>(1, config.database.max_connections));
   api::ApiContext api_context{

@@ -3,11 +3,12 @@
 #include <algorithm>
 
 #include "config/database_url.h"
+#include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace xb::store {
 
-Result<std::unique_ptr<Store>> OpenStore(const config::Config& config) {
+Result<std::unique_ptr<Store>> OpenStore(const config::Config& config, OpenOptions options) {
   XB_ASSIGN_OR_RETURN(auto url, config::ParseDatabaseUrl(config.database.url));
   if (url.engine == config::DatabaseUrl::Engine::kSqlite) {
     XB_ASSIGN_OR_RETURN(
@@ -21,7 +22,37 @@ Result<std::unique_ptr<Store>> OpenStore(const config::Config& config) {
         }));
     return std::unique_ptr<Store>(std::move(store));
   }
-  return Unavailable("configuration is invalid: database.url (PostgreSQL engine not available)");
+  XB_ASSIGN_OR_RETURN(
+      auto store,
+      postgres::PostgresStore::Open(
+          postgres::PostgresOptions{
+              .primary_url = config.database.url,
+              .replica_url = config.database.replica_url,
+              .max_connections = static_cast<int>(
+                  std::min<uint64_t>(config.database.max_connections, 10000)),
+              .statement_timeout_ms = static_cast<int>(config.database.max_statement_timeout_ms),
+              .max_publish_duration_ms =
+                  static_cast<int>(config.publishing.max_publish_duration_ms),
+              .max_barrier_wait_ms = static_cast<int>(config.publishing.max_barrier_wait_ms),
+              .poll_interval_ms = static_cast<int>(
+                  std::min<uint64_t>(config.streams.poll_interval_ms, 2147483647)),
+              .warning_sink = std::move(options.warning_sink),
+          },
+          options.deadline));
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+AdvanceOutcome AdvanceBoundary(Store& store) {
+  auto* pg = dynamic_cast<postgres::PostgresStore*>(&store);
+  if (pg == nullptr) {
+    return AdvanceOutcome::kNotNeeded;
+  }
+  auto result = pg->AdvanceBoundary();
+  if (!result.ok()) {
+    return AdvanceOutcome::kError;
+  }
+  return result->outcome == postgres::AdvanceResult::Outcome::kOk ? AdvanceOutcome::kOk
+                                                                    : AdvanceOutcome::kLockTimeout;
 }
 
 }  // namespace xb::store

@@ -2,7 +2,9 @@
 // replica), applies migrations and, with a replica, waits for it to replay them (STORE.md 6).
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string_view>
 
 #include "base/status.h"
 #include "config/config.h"
@@ -10,7 +12,19 @@
 
 namespace xb::store {
 
+struct OpenOptions {
+  // Bounds connecting, migrating and the replica's catch-up (PostgreSQL).
+  Clock::time_point deadline;
+  // Operator warnings from the engine (release hook, unknown migrations); plain words only.
+  std::function<void(std::string_view)> warning_sink;
+};
+
 // Errors name the configuration key (database.url / database.replica_url), never a value.
-Result<std::unique_ptr<Store>> OpenStore(const config::Config& config);
+Result<std::unique_ptr<Store>> OpenStore(const config::Config& config, OpenOptions options);
+
+// The closed allocation boundary task (STORE.md 4.1) where the engine has one (PostgreSQL); on
+// SQLite the boundary is the last committed id and nothing needs advancing.
+enum class AdvanceOutcome : uint8_t { kOk, kLockTimeout, kError, kNotNeeded };
+AdvanceOutcome AdvanceBoundary(Store& store);
 
 }  // namespace xb::store

@@ -972,8 +972,10 @@ TEST_F(PostgresReplicaTest, OpenWaitsForTheReplicaToReplayTheMigrations) {
         PostgresStore::Open(db_->Options(/*with_replica=*/true), Clock::now() + seconds(2));
     ASSERT_FALSE(lagging.ok());
     EXPECT_EQ(lagging.status().code(), StatusCode::kDeadlineExceeded);
-    EXPECT_EQ(lagging.status().message(),
-              "database.replica_url: the replica did not replay the migrations in time");
+    // The deadline may fire in the poll loop or inside a poll's statement: either way the error
+    // names the setting.
+    EXPECT_TRUE(lagging.status().message().starts_with("database.replica_url"))
+        << lagging.status().message();
     EXPECT_LT(Clock::now() - start, seconds(5));
   }
 }

@@ -41,7 +41,7 @@ TEST_F(WriterTest, RunsEveryJobOnOneThreadWithTheDeadlineArmed) {
 
   // The job's deadline reaches its statements: a count that takes seconds stops at it.
   MaybeError statement;
-  ASSERT_FALSE(writer_->Run(Clock::now() + std::chrono::milliseconds(200), [&](Connection& conn) {
+  ASSERT_FALSE(writer_->Run(Clock::now() + std::chrono::milliseconds(500), [&](Connection& conn) {
     statement = conn.Exec(
         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000000000) "
         "SELECT count(*) FROM n",
