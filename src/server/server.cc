@@ -105,6 +105,9 @@ int Run(const config::Config& config, RunOptions options) {
       config, store::OpenOptions{.deadline = store::Clock::now() + std::chrono::minutes(1),
                                  .warning_sink = [&logger](std::string_view) {
                                    logger.Warn("database warning");
+                                 },
+                                 .on_released_open_transaction = [&metrics] {
+                                   metrics.db().released_open_transactions.Inc();
                                  }});
   if (!opened.ok()) {
     Fail(opened.status().message());

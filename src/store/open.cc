@@ -37,6 +37,7 @@ Result<std::unique_ptr<Store>> OpenStore(const config::Config& config, OpenOptio
               .poll_interval_ms = static_cast<int>(
                   std::min<uint64_t>(config.streams.poll_interval_ms, 2147483647)),
               .warning_sink = std::move(options.warning_sink),
+              .on_released_open_transaction = std::move(options.on_released_open_transaction),
           },
           options.deadline));
   return std::unique_ptr<Store>(std::move(store));

@@ -17,6 +17,8 @@ struct OpenOptions {
   Clock::time_point deadline;
   // Operator warnings from the engine (release hook, unknown migrations); plain words only.
   std::function<void(std::string_view)> warning_sink;
+  // A pooled connection was returned inside a transaction and rolled back (STORE.md 2.5).
+  std::function<void()> on_released_open_transaction{};
 };
 
 // Errors name the configuration key (database.url / database.replica_url), never a value.

@@ -62,6 +62,9 @@ void ConnectionPool::Release(std::unique_ptr<Connection> conn) {
       case PQTRANS_INTRANS:
       case PQTRANS_INERROR: {
         released_open_transactions_.fetch_add(1, std::memory_order_relaxed);
+        if (options_.on_released_open_transaction) {
+          options_.on_released_open_transaction();
+        }
         if (options_.warning_sink) {
           options_.warning_sink(
               "a database connection was released inside a transaction; rolled back");

@@ -30,6 +30,8 @@ class ConnectionPool {
     size_t max_connections = 20;
     int statement_timeout_ms = 5000;
     std::function<void(std::string_view)> warning_sink;  // may be empty
+    // Called once per connection rolled back by the release hook (may be empty).
+    std::function<void()> on_released_open_transaction{};
   };
 
   // Exclusive use of one pooled connection; returns it through the release hook when destroyed.

@@ -44,7 +44,8 @@ ConnectionPool::Options PoolOptions(const PostgresOptions& o, std::string url,
                                  .setting = std::move(setting),
                                  .max_connections = static_cast<size_t>(o.max_connections),
                                  .statement_timeout_ms = o.statement_timeout_ms,
-                                 .warning_sink = o.warning_sink};
+                                 .warning_sink = o.warning_sink,
+                                 .on_released_open_transaction = o.on_released_open_transaction};
 }
 
 // A replica that has not replayed CREATE DATABASE yet, or is still starting, is waited for.

@@ -30,6 +30,9 @@ struct PostgresOptions {
   int poll_interval_ms = 100;              // streams.poll_interval_ms (startup replica wait)
   // Receives the release hook's warning (STORE.md 2.5); may be empty. Called on store threads.
   std::function<void(std::string_view)> warning_sink;
+  // xmtp_db_released_open_transactions_total: called once per connection the release hook rolled
+  // back (STORE.md 2.5); may be empty. Called on store threads.
+  std::function<void()> on_released_open_transaction{};
 };
 
 // Where a read goes: the primary, or the read database (the replica when configured).
