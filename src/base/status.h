@@ -76,7 +76,7 @@ inline Status Unimplemented(std::string m) {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {}  // NOLINT: implicit by design
 
   bool ok() const { return std::holds_alternative<T>(v_); }
@@ -101,26 +101,26 @@ class [[nodiscard]] Result {
 #define XB_CONCAT_INNER(a, b) a##b
 #define XB_CONCAT(a, b) XB_CONCAT_INNER(a, b)
 
-#define XB_RETURN_IF_ERROR(expr)          \
-  do {                                    \
-    ::xb::Status xb_status_tmp = (expr);  \
-    if (!xb_status_tmp.ok()) {            \
-      return xb_status_tmp;               \
-    }                                     \
+#define XB_RETURN_IF_ERROR(expr)         \
+  do {                                   \
+    ::xb::Status xb_status_tmp = (expr); \
+    if (!xb_status_tmp.ok()) {           \
+      return xb_status_tmp;              \
+    }                                    \
   } while (0)
 
-#define XB_ASSIGN_OR_RETURN(lhs, expr)                               \
-  auto XB_CONCAT(xb_result_, __LINE__) = (expr);                     \
-  if (!XB_CONCAT(xb_result_, __LINE__).ok()) {                       \
-    return XB_CONCAT(xb_result_, __LINE__).status();                 \
-  }                                                                  \
+#define XB_ASSIGN_OR_RETURN(lhs, expr)               \
+  auto XB_CONCAT(xb_result_, __LINE__) = (expr);     \
+  if (!XB_CONCAT(xb_result_, __LINE__).ok()) {       \
+    return XB_CONCAT(xb_result_, __LINE__).status(); \
+  }                                                  \
   lhs = std::move(XB_CONCAT(xb_result_, __LINE__)).value()
 
 // In a coroutine returning awaitable<Result<T>> or awaitable<Status>.
-#define XB_RETURN_IF_ERROR_CO(expr)        \
-  do {                                     \
-    ::xb::Status xb_status_tmp = (expr);   \
-    if (!xb_status_tmp.ok()) {             \
-      co_return xb_status_tmp;             \
-    }                                      \
+#define XB_RETURN_IF_ERROR_CO(expr)      \
+  do {                                   \
+    ::xb::Status xb_status_tmp = (expr); \
+    if (!xb_status_tmp.ok()) {           \
+      co_return xb_status_tmp;           \
+    }                                    \
   } while (0)

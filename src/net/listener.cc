@@ -51,7 +51,8 @@ asio::awaitable<void> Serve(std::unique_ptr<ByteStream> stream, ExchangeFactory&
   }
   if (initial.starts_with(kHttp2Preface)) {
     auto conn = std::make_shared<http2::Connection>(
-        std::move(stream), factory, http2::Options{.max_concurrent_streams = options.max_http2_streams});
+        std::move(stream), factory,
+        http2::Options{.max_concurrent_streams = options.max_http2_streams});
     co_await RunTracked(std::move(conn), set, std::move(initial));
   } else {
     auto conn = std::make_shared<http1::Connection>(
@@ -75,8 +76,8 @@ Result<std::unique_ptr<Listener>> Listener::Create(asio::io_context& accept_io,
                                                    std::vector<Worker> workers,
                                                    const std::string& host, uint16_t port,
                                                    ListenerOptions options) {
-  const std::string where = (host.find(':') != std::string::npos ? "[" + host + "]" : host) +
-                            ":" + std::to_string(port);
+  const std::string where =
+      (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
   boost::system::error_code ec;
   const auto address = asio::ip::make_address(host, ec);
   if (ec) {

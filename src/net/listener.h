@@ -19,7 +19,7 @@ namespace xb::net {
 
 struct Worker {
   boost::asio::io_context* io = nullptr;
-  ExchangeFactory* factory = nullptr;  // used only on `io`
+  ExchangeFactory* factory = nullptr;    // used only on `io`
   ConnectionSet* connections = nullptr;  // used only on `io`
 };
 

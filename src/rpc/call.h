@@ -48,8 +48,8 @@ struct CallOptions {
 
 // The dispatcher keeps its live calls on an intrusive list (no allocation per call); a call
 // leaves it on completion or destruction.
-using LiveCallHook = boost::intrusive::list_base_hook<
-    boost::intrusive::link_mode<boost::intrusive::auto_unlink>>;
+using LiveCallHook =
+    boost::intrusive::list_base_hook<boost::intrusive::link_mode<boost::intrusive::auto_unlink>>;
 
 class Call final : public net::Exchange,
                    public std::enable_shared_from_this<Call>,

@@ -78,9 +78,14 @@ Dispatcher::Dispatcher(const Router& router, Admission& admission, telemetry::Me
 bool Dispatcher::WantsHeader(std::string_view name) const {
   // The headers the pipeline reads; x-request-id is deliberately not among them (OPS-011).
   static constexpr std::string_view kKept[] = {
-      "content-type",   "grpc-encoding",  "grpc-timeout",
-      "authorization",  "traceparent",    "tracestate",
-      "access-control-request-method",    "access-control-request-headers",
+      "content-type",
+      "grpc-encoding",
+      "grpc-timeout",
+      "authorization",
+      "traceparent",
+      "tracestate",
+      "access-control-request-method",
+      "access-control-request-headers",
   };
   for (std::string_view kept : kKept) {
     if (name == kept) {

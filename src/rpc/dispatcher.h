@@ -7,11 +7,11 @@
 #pragma once
 
 #include <atomic>
+#include <boost/intrusive/list.hpp>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
-#include <boost/intrusive/list.hpp>
 
 #include "net/exchange.h"
 #include "rpc/call.h"

@@ -102,13 +102,11 @@ int Run(const config::Config& config, RunOptions options) {
   // [design] Start-up waits (connect, migrations, replica catch-up) are bounded by one minute;
   // the orchestrator's startup probe is the outer bound.
   auto opened = store::OpenStore(
-      config, store::OpenOptions{.deadline = store::Clock::now() + std::chrono::minutes(1),
-                                 .warning_sink = [&logger](std::string_view) {
-                                   logger.Warn("database warning");
-                                 },
-                                 .on_released_open_transaction = [&metrics] {
-                                   metrics.db().released_open_transactions.Inc();
-                                 }});
+      config, store::OpenOptions{
+                  .deadline = store::Clock::now() + std::chrono::minutes(1),
+                  .warning_sink = [&logger](std::string_view) { logger.Warn("database warning"); },
+                  .on_released_open_transaction =
+                      [&metrics] { metrics.db().released_open_transactions.Inc(); }});
   if (!opened.ok()) {
     Fail(opened.status().message());
     return 1;

@@ -15,10 +15,9 @@ Result<std::unique_ptr<Store>> OpenStore(const config::Config& config, OpenOptio
         auto store,
         sqlite::SqliteStore::Open(sqlite::SqliteOptions{
             .path = url.sqlite_path,
-            .max_readers = static_cast<uint32_t>(
-                std::min<uint64_t>(config.database.max_connections, 64)),
-            .statement_timeout_ms =
-                static_cast<uint32_t>(config.database.max_statement_timeout_ms),
+            .max_readers =
+                static_cast<uint32_t>(std::min<uint64_t>(config.database.max_connections, 64)),
+            .statement_timeout_ms = static_cast<uint32_t>(config.database.max_statement_timeout_ms),
         }));
     return std::unique_ptr<Store>(std::move(store));
   }
@@ -28,14 +27,14 @@ Result<std::unique_ptr<Store>> OpenStore(const config::Config& config, OpenOptio
           postgres::PostgresOptions{
               .primary_url = config.database.url,
               .replica_url = config.database.replica_url,
-              .max_connections = static_cast<int>(
-                  std::min<uint64_t>(config.database.max_connections, 10000)),
+              .max_connections =
+                  static_cast<int>(std::min<uint64_t>(config.database.max_connections, 10000)),
               .statement_timeout_ms = static_cast<int>(config.database.max_statement_timeout_ms),
               .max_publish_duration_ms =
                   static_cast<int>(config.publishing.max_publish_duration_ms),
               .max_barrier_wait_ms = static_cast<int>(config.publishing.max_barrier_wait_ms),
-              .poll_interval_ms = static_cast<int>(
-                  std::min<uint64_t>(config.streams.poll_interval_ms, 2147483647)),
+              .poll_interval_ms =
+                  static_cast<int>(std::min<uint64_t>(config.streams.poll_interval_ms, 2147483647)),
               .warning_sink = std::move(options.warning_sink),
               .on_released_open_transaction = std::move(options.on_released_open_transaction),
           },
@@ -53,7 +52,7 @@ AdvanceOutcome AdvanceBoundary(Store& store) {
     return AdvanceOutcome::kError;
   }
   return result->outcome == postgres::AdvanceResult::Outcome::kOk ? AdvanceOutcome::kOk
-                                                                    : AdvanceOutcome::kLockTimeout;
+                                                                  : AdvanceOutcome::kLockTimeout;
 }
 
 }  // namespace xb::store

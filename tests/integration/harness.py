@@ -211,3 +211,20 @@ class PgDatabase:
 
 def create_pg_database():
     return PgDatabase()
+
+
+class PgServerTestCase(ServerTestCase):
+    """A shared server on a fresh PostgreSQL database with the streaming replica configured."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.database = create_pg_database()
+        cls.config = minimal_config().replace(
+            'url = "sqlite://{data}/xmtp.db"',
+            'url = "%s"\nreplica_url = "%s"' % (cls.database.primary, cls.database.replica))
+        super().setUpClass()
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        cls.database.drop()

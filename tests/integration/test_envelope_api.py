@@ -225,19 +225,8 @@ class SqliteEnvelopeApiTest(EnvelopeApiMixin, harness.ServerTestCase):
 
 
 @unittest.skipUnless(os.environ.get("XB_PG_PRIMARY"), "needs XB_PG_PRIMARY")
-class PostgresEnvelopeApiTest(EnvelopeApiMixin, harness.ServerTestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.database = harness.create_pg_database()
-        cls.config = harness.minimal_config().replace(
-            'url = "sqlite://{data}/xmtp.db"',
-            'url = "%s"\nreplica_url = "%s"' % (cls.database.primary, cls.database.replica))
-        super().setUpClass()
-
-    @classmethod
-    def tearDownClass(cls):
-        super().tearDownClass()
-        cls.database.drop()
+class PostgresEnvelopeApiTest(EnvelopeApiMixin, harness.PgServerTestCase):
+    pass
 
 
 class StoreLifecycleTest(unittest.TestCase):
@@ -273,6 +262,36 @@ class StoreLifecycleTest(unittest.TestCase):
         result = harness.run_binary(["--config", config])
         self.assertNotEqual(result.returncode, 0)
         self.assertIn("retention.welcome_seconds", result.stderr)
+
+
+
+class ExpiryNeverHidesTest(unittest.TestCase):
+    # verifies: OPS-002, OPS-001 — an envelope whose expiry has passed is still returned by Query,
+    # QueryNewest and Get; nothing is deleted.
+    def test_expired_envelope_is_still_read(self):
+        import time
+        config = harness.minimal_config(
+            "[retention]\nwelcome_seconds = 1\ngroup_message_seconds = 1\n")
+        with harness.Server(config=config) as server, server.channel() as ch:
+            key = b"w" * 32
+            resp, _ = harness.unary(ch, PUBLISH, backend_pb2.PublishRequest(
+                envelopes=[E.welcome(key), E.group_message(b"c" * 16, 3, b"commit")]),
+                backend_pb2.PublishResponse)
+            welcome, commit = resp.envelope_metas
+            self.assertEqual(welcome.expiry_ns, welcome.server_ns + 10**9)
+            self.assertEqual(commit.expiry_ns, 0)  # exempt: never expires
+            # Wait for the expiry itself to pass on the wall clock (the condition under test).
+            harness.wait_for(lambda: time.time_ns() > welcome.expiry_ns + 10**8, 5, "expiry")
+            page, _ = harness.unary(ch, QUERY, backend_pb2.QueryRequest(queries=[
+                backend_pb2.TopicQuery(topic=backend_pb2.Topic(topic=E.topic(1, key)))]),
+                backend_pb2.QueryResponse)
+            self.assertEqual([e.meta for e in page.envelopes], [welcome])
+            newest, _ = harness.unary(ch, NEWEST, backend_pb2.QueryNewestRequest(
+                topics=[backend_pb2.Topic(topic=E.topic(1, key))]), backend_pb2.QueryNewestResponse)
+            self.assertEqual(newest.results[0].meta, welcome)
+            got, _ = harness.unary(ch, GET, backend_pb2.GetRequest(
+                sequence_id=welcome.cursor.sequence_id), backend_pb2.ServerEnvelope)
+            self.assertEqual(got.meta, welcome)
 
 
 if __name__ == "__main__":

@@ -114,21 +114,9 @@ class SqliteOrderingTest(OrderingMixin, harness.ServerTestCase):
 
 
 @unittest.skipUnless(os.environ.get("XB_PG_PRIMARY"), "needs XB_PG_PRIMARY")
-class PostgresOrderingTest(OrderingMixin, harness.ServerTestCase):
+class PostgresOrderingTest(OrderingMixin, harness.PgServerTestCase):
     """QueryNewest here reads the streaming replica."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.database = harness.create_pg_database()
-        cls.config = harness.minimal_config().replace(
-            'url = "sqlite://{data}/xmtp.db"',
-            'url = "%s"\nreplica_url = "%s"' % (cls.database.primary, cls.database.replica))
-        super().setUpClass()
-
-    @classmethod
-    def tearDownClass(cls):
-        super().tearDownClass()
-        cls.database.drop()
+    pass
 
 
 if __name__ == "__main__":

@@ -21,8 +21,7 @@ struct Options {
   uint64_t max_body_bytes = 0;  // request bodies above this end the connection
 };
 
-class Connection final : public ServerConnection,
-                         public std::enable_shared_from_this<Connection> {
+class Connection final : public ServerConnection, public std::enable_shared_from_this<Connection> {
  public:
   Connection(std::unique_ptr<ByteStream> stream, ExchangeFactory& factory, Options options);
 
@@ -42,8 +41,8 @@ class Connection final : public ServerConnection,
   boost::asio::steady_timer wake_timer_;
   bool wake_pending_ = false;
   bool closed_ = false;
-  bool closing_ = false;  // close after the response in progress
-  bool busy_ = false;     // a request is being served
+  bool closing_ = false;    // close after the response in progress
+  bool busy_ = false;       // a request is being served
   bool peer_gone_ = false;  // the peer closed during a streaming response
 };
 

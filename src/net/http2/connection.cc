@@ -24,7 +24,7 @@ struct Connection::Stream {
 
 namespace {
 
-constexpr int32_t kStreamWindow = 1 << 20;      // 1 MiB per stream
+constexpr int32_t kStreamWindow = 1 << 20;       // 1 MiB per stream
 constexpr int32_t kConnectionWindow = 16 << 20;  // 16 MiB per connection
 constexpr size_t kWriteChunk = 64 * 1024;
 
