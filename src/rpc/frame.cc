@@ -4,6 +4,10 @@
 
 namespace xb::rpc {
 
+namespace {
+constexpr size_t kInitialReserve = 64 * 1024;
+}  // namespace
+
 void AppendFrame(std::string& out, std::string_view payload, uint8_t flags) {
   const auto n = static_cast<uint32_t>(payload.size());
   const char header[kFrameHeaderBytes] = {static_cast<char>(flags), static_cast<char>(n >> 24),
@@ -47,7 +51,9 @@ Status FrameDecoder::Feed(std::string_view data, std::vector<std::string>& out) 
       in_payload_ = true;
       remaining_ = length;
       payload_.clear();
-      payload_.reserve(length);
+      // Reserve what a small message needs; a large one grows as its bytes arrive, so a header
+      // alone never commits memory for a budget-sized message.
+      payload_.reserve(std::min<size_t>(length, kInitialReserve));
     }
     const size_t take = std::min(remaining_, data.size());
     payload_.append(data.data(), take);
