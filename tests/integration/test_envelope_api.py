@@ -4,6 +4,7 @@ and, when XB_PG_PRIMARY names a cluster (always in CI), on PostgreSQL with a str
 import base64
 import hashlib
 import os
+import subprocess
 import unittest
 import uuid
 
@@ -226,7 +227,31 @@ class SqliteEnvelopeApiTest(EnvelopeApiMixin, harness.ServerTestCase):
 
 @unittest.skipUnless(os.environ.get("XB_PG_PRIMARY"), "needs XB_PG_PRIMARY")
 class PostgresEnvelopeApiTest(EnvelopeApiMixin, harness.PgServerTestCase):
-    pass
+    # verifies: OPS-009, OPS-010, API-202 — with the replica's replay paused, QueryNewest (read
+    # from the replica) is an earlier view while Query (the primary) reads the client's own write.
+    def test_replica_lag_newest_is_an_earlier_view_query_reads_own_write(self):
+        gid = self.fresh_id()
+        first = self.publish(E.group_message(gid, 1, b"before")).envelope_metas[0]
+        newest_req = backend_pb2.QueryNewestRequest(topics=[backend_pb2.Topic(
+            topic=E.group_topic(gid))])
+        harness.wait_for(lambda: [r.meta for r in self.call(
+            NEWEST, newest_req, backend_pb2.QueryNewestResponse).results] == [first], 10,
+            "the replica to show the first write")
+        replica = self.database.replica
+        subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", replica, "-c",
+                        "SELECT pg_wal_replay_pause()"], check=True, capture_output=True)
+        try:
+            second = self.publish(E.group_message(gid, 1, b"during lag")).envelope_metas[0]
+            page = self.query([(E.group_topic(gid), None)])
+            self.assertEqual([e.meta for e in page.envelopes], [first, second])  # API-202
+            lagged = self.call(NEWEST, newest_req, backend_pb2.QueryNewestResponse)
+            self.assertEqual([r.meta for r in lagged.results], [first])  # an earlier view
+        finally:
+            subprocess.run(["psql", "-q", replica, "-c", "SELECT pg_wal_replay_resume()"],
+                           check=True, capture_output=True)
+        harness.wait_for(lambda: [r.meta for r in self.call(
+            NEWEST, newest_req, backend_pb2.QueryNewestResponse).results] == [second], 10,
+            "the replica to catch up")
 
 
 class StoreLifecycleTest(unittest.TestCase):
