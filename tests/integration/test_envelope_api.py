@@ -319,5 +319,46 @@ class ExpiryNeverHidesTest(unittest.TestCase):
             self.assertEqual(got.meta, welcome)
 
 
+
+@unittest.skipUnless(os.environ.get("XB_PG_PRIMARY"), "needs XB_PG_PRIMARY")
+class PostgresPublishDeadlineTest(harness.PgServerTestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.database = harness.create_pg_database()
+        cls.config = harness.minimal_config(
+            "[publishing]\nmax_publish_duration_ms = 1500\n").replace(
+            'url = "sqlite://{data}/xmtp.db"',
+            'url = "%s"\nmax_statement_timeout_ms = 1000' % cls.database.primary)
+        harness.ServerTestCase.setUpClass.__func__(cls)
+
+    # verifies: API-281 (DEADLINE_EXCEEDED row) — a publish that cannot get its locks within
+    # publishing.max_publish_duration_ms fails DEADLINE_EXCEEDED and stores nothing.
+    def test_publish_over_its_time_limit_is_deadline_exceeded(self):
+        # Another session holds the allocation barrier exclusively (as the boundary task would).
+        holder = subprocess.Popen(["psql", "-q", "-t", "-A", self.database.primary],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            holder.stdin.write("BEGIN;\nSELECT pg_advisory_xact_lock(0, 2);\nSELECT 'locked';\n")
+            holder.stdin.flush()
+            self.assertEqual(holder.stdout.readline().strip(), "")  # the lock call's empty row
+            self.assertEqual(holder.stdout.readline().strip(), "locked")
+            gid = b"d" * 16
+            with self.server.channel() as ch:
+                with self.assertRaises(grpc.RpcError) as ctx:
+                    harness.unary(ch, PUBLISH, backend_pb2.PublishRequest(
+                        envelopes=[E.group_message(gid, 1, b"late")]), backend_pb2.PublishResponse,
+                        timeout=20)
+            self.assertEqual(ctx.exception.code(), grpc.StatusCode.DEADLINE_EXCEEDED)
+        finally:
+            holder.stdin.write("ROLLBACK;\n")
+            holder.stdin.close()
+            holder.wait(10)
+        with self.server.channel() as ch:
+            page, _ = harness.unary(ch, QUERY, backend_pb2.QueryRequest(queries=[
+                backend_pb2.TopicQuery(topic=backend_pb2.Topic(topic=E.group_topic(gid)))]),
+                backend_pb2.QueryResponse)
+        self.assertEqual(len(page.envelopes), 0)
+
+
 if __name__ == "__main__":
     unittest.main()
