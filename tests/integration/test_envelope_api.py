@@ -360,5 +360,68 @@ class PostgresPublishDeadlineTest(harness.PgServerTestCase):
         self.assertEqual(len(page.envelopes), 0)
 
 
+
+@unittest.skipUnless(os.environ.get("XB_PG_PRIMARY"), "needs XB_PG_PRIMARY")
+class PostgresIdentityRaceTest(harness.PgServerTestCase):
+    # verifies: API-232 — an identity update validated against a history whose head moved before
+    # its commit fails ABORTED and stores nothing.
+    def test_identity_head_moved_is_aborted(self):
+        inbox = os.urandom(32)
+        topic_hex = "02" + inbox.hex()
+        other = E.identity_update(inbox.hex(), 99).SerializeToString()
+        # Another writer holds the identity lock, then commits an entry on the same identity topic
+        # (as a concurrent identity publish would) while ours waits for the lock.
+        holder = subprocess.Popen(["psql", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1",
+                                   self.database.primary],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        result = {}
+
+        def publish():
+            with self.server.channel() as ch:
+                try:
+                    harness.unary(ch, PUBLISH, backend_pb2.PublishRequest(
+                        envelopes=[E.identity_update(inbox.hex())]), backend_pb2.PublishResponse,
+                        timeout=30)
+                    result["code"] = grpc.StatusCode.OK
+                except grpc.RpcError as e:
+                    result["code"] = e.code()
+
+        import threading
+        try:
+            holder.stdin.write("BEGIN;\nSELECT pg_advisory_xact_lock(0, 1);\nSELECT 'locked';\n")
+            holder.stdin.flush()
+            self.assertEqual(holder.stdout.readline().strip(), "")
+            self.assertEqual(holder.stdout.readline().strip(), "locked")
+            t = threading.Thread(target=publish)
+            t.start()
+            # Ours has read the empty history and now queues on the identity lock.
+            harness.wait_for(lambda: self._waiting_on_advisory_lock(), 10, "a lock waiter")
+            holder.stdin.write(
+                "INSERT INTO envelopes (sequence_id, topic, server_ns, expiry_ns, message_hash, "
+                "is_commit_or_proposal, payload, push_eligible, sender_hmac) VALUES "
+                "(nextval('envelope_sequence'), '\\x%s', 1, NULL, '\\x%s', false, '\\x%s', "
+                "false, NULL);\n" % (topic_hex, hashlib.sha256(other).hexdigest(), other.hex()))
+            holder.stdin.write(
+                "INSERT INTO topic_watermark (topic, last_sequence_id) SELECT topic, sequence_id "
+                "FROM envelopes WHERE topic = '\\x%s';\nCOMMIT;\n" % topic_hex)
+            holder.stdin.flush()
+            t.join(30)
+        finally:
+            holder.stdin.close()
+            holder.wait(10)
+        self.assertEqual(result.get("code"), grpc.StatusCode.ABORTED)
+        with self.server.channel() as ch:
+            page, _ = harness.unary(ch, QUERY, backend_pb2.QueryRequest(queries=[
+                backend_pb2.TopicQuery(topic=backend_pb2.Topic(topic=bytes.fromhex(topic_hex)))]),
+                backend_pb2.QueryResponse)
+        self.assertEqual(len(page.envelopes), 1)  # only the other writer's entry
+
+    def _waiting_on_advisory_lock(self):
+        out = subprocess.run(["psql", "-t", "-A", self.database.primary, "-c",
+                              "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
+                              "AND NOT granted"], capture_output=True, text=True).stdout.strip()
+        return out not in ("", "0")
+
+
 if __name__ == "__main__":
     unittest.main()
