@@ -258,4 +258,38 @@ void Connection::RollbackIfOpen() {
   }
 }
 
+WriteTransaction::~WriteTransaction() {
+  if (done_) {
+    return;
+  }
+  if (savepoint_) {
+    // Only this job's changes go; the group's transaction stays open for the others. If the
+    // transaction itself is gone (an interrupted statement can roll it back), there is nothing
+    // left to undo here.
+    if (sqlite3_get_autocommit(conn_->get()) == 0) {
+      (void)conn_->Exec("ROLLBACK TO job", "rollback job");
+      (void)conn_->Exec("RELEASE job", "release job");
+    }
+    return;
+  }
+  conn_->RollbackIfOpen();
+}
+
+MaybeError WriteTransaction::Begin() {
+  if (sqlite3_get_autocommit(conn_->get()) == 0) {
+    savepoint_ = true;
+    return conn_->Exec("SAVEPOINT job", "begin job");
+  }
+  return conn_->Exec("BEGIN IMMEDIATE", "begin write");
+}
+
+MaybeError WriteTransaction::Commit() {
+  MaybeError e =
+      savepoint_ ? conn_->Exec("RELEASE job", "release job") : conn_->Exec("COMMIT", "commit");
+  if (!e) {
+    done_ = true;
+  }
+  return e;
+}
+
 }  // namespace xb::store::sqlite

@@ -146,18 +146,24 @@ class ReadTransaction {
 // The write transaction of a writer job: BEGIN IMMEDIATE takes the database's single write lock
 // at once (STORE.md 8: it replaces the identity lock, the topic locks and the barrier). Rolled back
 // when it goes out of scope uncommitted.
+//
+// Inside a group commit (the writer already holds an open transaction for several jobs) it is a
+// savepoint instead: Commit releases it into the shared transaction, which the writer commits for
+// the whole group; going out of scope uncommitted rolls back to it, leaving the other jobs' work.
 class WriteTransaction {
  public:
   explicit WriteTransaction(Connection* conn) : conn_(conn) {}
-  ~WriteTransaction() { conn_->RollbackIfOpen(); }
+  ~WriteTransaction();
   WriteTransaction(const WriteTransaction&) = delete;
   WriteTransaction& operator=(const WriteTransaction&) = delete;
 
-  MaybeError Begin() { return conn_->Exec("BEGIN IMMEDIATE", "begin write"); }
-  MaybeError Commit() { return conn_->Exec("COMMIT", "commit"); }
+  MaybeError Begin();
+  MaybeError Commit();
 
  private:
   Connection* const conn_;
+  bool savepoint_ = false;
+  bool done_ = false;
 };
 
 }  // namespace xb::store::sqlite

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -109,7 +110,9 @@ SqliteStore::SqliteStore(const SqliteOptions& options, std::unique_ptr<LockFile>
       migrations_(std::move(migrations)),
       readers_(std::move(readers)),
       writer_(std::move(writer)),
-      last_committed_(last_committed) {}
+      last_committed_(last_committed) {
+  writer_->SetAfterGroupCommit([this](bool committed) { AfterGroupCommit(committed); });
+}
 
 SqliteStore::~SqliteStore() {
   // The writer thread may call NotifyCommit until it has stopped; stop it before anything else.
@@ -159,11 +162,14 @@ StoreResult<CommitPublishResult> SqliteStore::CommitPublish(const CommitPublishR
   const std::function<void(Connection&)> job = [&](Connection& conn) {
     outcome = CommitPublishTransaction(conn, request, &RealTimeNs);
     if (auto* done = std::get_if<PublishOutcome>(&*outcome); done && done->committed_through) {
-      last_committed_.store(*done->committed_through, std::memory_order_release);
-      NotifyCommit(*done->committed_through);
+      // Visible once the group commits (AfterGroupCommit); writer thread only.
+      group_committed_through_ = std::max(group_committed_through_, *done->committed_through);
     }
   };
-  if (MaybeError e = writer_->Run(request.deadline, job)) {
+  // Group commit: publishes queued together share one transaction and one fsync (STORE.md 8
+  // [design]); each keeps its own savepoint, so one failing publish stores nothing of its own
+  // and leaves the others.
+  if (MaybeError e = writer_->RunGrouped(request.deadline, job)) {
     return *std::move(e);
   }
   if (auto* e = std::get_if<StoreError>(&*outcome)) {
@@ -175,6 +181,15 @@ StoreResult<CommitPublishResult> SqliteStore::CommitPublish(const CommitPublishR
 void SqliteStore::SetCommitListener(std::function<void(int64_t last_id)> listener) {
   std::lock_guard lock(listener_mu_);
   listener_ = std::move(listener);
+}
+
+void SqliteStore::AfterGroupCommit(bool committed) {
+  const int64_t through = group_committed_through_;
+  group_committed_through_ = 0;
+  if (committed && through > last_committed_.load(std::memory_order_relaxed)) {
+    last_committed_.store(through, std::memory_order_release);
+    NotifyCommit(through);
+  }
 }
 
 void SqliteStore::NotifyCommit(int64_t last_id) {

@@ -78,6 +78,8 @@ class SqliteStore final : public Store {
               MigrationOutcome migrations, int64_t last_committed,
               std::unique_ptr<ReaderPool> readers, std::unique_ptr<Writer> writer);
   void NotifyCommit(int64_t last_id);
+  // Writer thread: after each group commit attempt.
+  void AfterGroupCommit(bool committed);
 
   // Const after construction, in start order; they stop in reverse (the destructor stops the
   // writer thread explicitly first, since it may still call NotifyCommit): the writer, the
@@ -89,6 +91,7 @@ class SqliteStore final : public Store {
   std::unique_ptr<Writer> writer_;
 
   std::atomic<int64_t> last_committed_;  // written by the writer thread only
+  int64_t group_committed_through_ = 0;  // writer thread only: highest id of the open group
 
   std::mutex listener_mu_;
   std::function<void(int64_t)> listener_;  // guarded by listener_mu_

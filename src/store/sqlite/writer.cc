@@ -1,5 +1,7 @@
 #include "store/sqlite/writer.h"
 
+#include <sqlite3.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -13,7 +15,72 @@ StoreError WriterError(ErrorKind kind, std::string message) {
   return error;
 }
 
+constexpr size_t kMaxGroup = 64;
+
 }  // namespace
+
+void Writer::RunGroup(const std::vector<Job*>& group) {
+  // Jobs whose savepoint is released into the open transaction, waiting for its COMMIT.
+  std::vector<Job*> pending;
+  std::vector<std::pair<Job*, MaybeError>> finished;
+  auto settle = [&](MaybeError commit_error) {
+    for (Job* j : pending) {
+      finished.emplace_back(j, commit_error);
+    }
+    pending.clear();
+    std::function<void(bool)> after;
+    {
+      std::lock_guard lock(mu_);
+      after = after_group_commit_;
+    }
+    if (after) {
+      after(!commit_error);
+    }
+  };
+  for (Job* job : group) {
+    if (sqlite3_get_autocommit(conn_->get()) != 0) {
+      if (MaybeError e = conn_->Exec("BEGIN IMMEDIATE", "begin group")) {
+        finished.emplace_back(job, std::move(e));
+        continue;
+      }
+    }
+    if (Clock::now() >= job->deadline) {
+      finished.emplace_back(
+          job, WriterError(ErrorKind::kTimeout, "waited too long for the database writer"));
+      continue;
+    }
+    conn_->SetDeadline(job->deadline);
+    (*job->fn)(*conn_);
+    conn_->ClearDeadline();
+    if (sqlite3_get_autocommit(conn_->get()) != 0) {
+      // The job's interrupted statement rolled the whole transaction back: nothing of the jobs
+      // before it is stored either.
+      pending.push_back(job);
+      settle(WriterError(ErrorKind::kTimeout, "the write transaction was rolled back"));
+      continue;
+    }
+    pending.push_back(job);
+  }
+  if (!pending.empty()) {
+    MaybeError e = conn_->Exec("COMMIT", "commit group");
+    if (e) {
+      conn_->RollbackIfOpen();
+    }
+    settle(std::move(e));
+  } else {
+    conn_->RollbackIfOpen();
+  }
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [job, error] : finished) {
+      if (error) {
+        job->error = std::move(error);
+      }
+      job->done = true;
+    }
+  }
+  turn_.notify_all();
+}
 
 Writer::Writer(std::unique_ptr<Connection> conn, size_t max_queue)
     : max_queue_(max_queue == 0 ? 1 : max_queue),
@@ -35,7 +102,25 @@ MaybeError Writer::Run(Clock::time_point deadline, const std::function<void(Conn
   Job entry;
   entry.fn = &job;
   entry.deadline = deadline;
+  return Enqueue(entry);
+}
 
+MaybeError Writer::RunGrouped(Clock::time_point deadline,
+                              const std::function<void(Connection&)>& job) {
+  Job entry;
+  entry.fn = &job;
+  entry.deadline = deadline;
+  entry.grouped = true;
+  return Enqueue(entry);
+}
+
+void Writer::SetAfterGroupCommit(std::function<void(bool committed)> after_commit) {
+  std::lock_guard lock(mu_);
+  after_group_commit_ = std::move(after_commit);
+}
+
+MaybeError Writer::Enqueue(Job& entry) {
+  const Clock::time_point deadline = entry.deadline;
   std::unique_lock lock(mu_);
   if (!space_.wait_until(lock, deadline,
                          [this] { return stopping_ || queue_.size() < max_queue_; })) {
@@ -76,6 +161,20 @@ void Writer::Loop() {
       job = queue_.front();
       queue_.pop_front();
       job->started = true;
+      if (job->grouped) {
+        // implements: group commit — every grouped job already waiting joins this transaction.
+        std::vector<Job*> group{job};
+        while (!queue_.empty() && queue_.front()->grouped && group.size() < kMaxGroup) {
+          group.push_back(queue_.front());
+          queue_.pop_front();
+          group.back()->started = true;
+        }
+        lock.unlock();
+        space_.notify_all();
+        turn_.notify_all();
+        RunGroup(group);
+        continue;
+      }
     }
     space_.notify_one();
     turn_.notify_all();

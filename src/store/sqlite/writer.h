@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "store/sqlite/connection.h"
 #include "store/store.h"
@@ -36,6 +37,15 @@ class Writer {
   // outcome (committed or not) is then known. A transaction the job leaves open is rolled back.
   MaybeError Run(Clock::time_point deadline, const std::function<void(Connection&)>& job);
 
+  // Group commit: like Run, but `job` runs inside one write transaction that the writer shares
+  // with the other grouped jobs queued at the same time (each job uses a WriteTransaction, which
+  // becomes a savepoint there), and the writer commits the group once: one fsync for all of them.
+  // Returns nullopt only once the group's COMMIT succeeded; the COMMIT's error otherwise (the
+  // job's own changes are then not stored either). `after_commit` (set once, before any job) runs
+  // on the writer thread after every group commit attempt with whether it committed.
+  MaybeError RunGrouped(Clock::time_point deadline, const std::function<void(Connection&)>& job);
+  void SetAfterGroupCommit(std::function<void(bool committed)> after_commit);
+
  private:
   struct Job {
     const std::function<void(Connection&)>* fn = nullptr;
@@ -43,9 +53,13 @@ class Writer {
     bool started = false;  // guarded by mu_
     bool done = false;     // guarded by mu_
     MaybeError error;      // guarded by mu_; set when the job was failed without running
+    bool grouped = false;  // const after queueing
   };
 
+  MaybeError Enqueue(Job& entry);
   void Loop();
+  // Runs the grouped jobs at the front of the queue (already popped) in one transaction.
+  void RunGroup(const std::vector<Job*>& group);
 
   // Const after construction.
   const size_t max_queue_;
@@ -57,6 +71,8 @@ class Writer {
   std::condition_variable turn_;   // callers wait for their job to start and to end
   std::deque<Job*> queue_;         // guarded by mu_; jobs live on their callers' stacks
   bool stopping_ = false;          // guarded by mu_
+
+  std::function<void(bool)> after_group_commit_;  // set before the first grouped job
 
   std::thread thread_;  // last: started once every other member exists
 };

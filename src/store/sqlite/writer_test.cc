@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <thread>
@@ -90,6 +91,58 @@ TEST_F(WriterTest, TransactionLeftOpenByAJobIsRolledBack) {
   }));
   EXPECT_FALSE(in_transaction);
   EXPECT_EQ(count, 0);
+}
+
+// Group commit: concurrent grouped jobs share transactions; a job that fails rolls back only its
+// own savepoint; every commit is reported to the after-commit hook.
+TEST_F(WriterTest, GroupedJobsCommitTogetherAndAFailingJobLosesOnlyItsOwnWork) {
+  ASSERT_FALSE(writer_->Run(Soon(), [](Connection& conn) {
+    ASSERT_FALSE(conn.Exec("CREATE TABLE t (x INTEGER) STRICT", "test"));
+  }));
+  std::atomic<int> commits{0};
+  writer_->SetAfterGroupCommit([&](bool committed) {
+    if (committed) {
+      ++commits;
+    }
+  });
+  constexpr int kJobs = 16;
+  std::vector<std::thread> threads;
+  std::atomic<int> errors{0};
+  for (int i = 0; i < kJobs; ++i) {
+    threads.emplace_back([&, i] {
+      MaybeError e = writer_->RunGrouped(Soon(), [i](Connection& conn) {
+        WriteTransaction txn(&conn);
+        ASSERT_FALSE(txn.Begin());
+        const std::string insert = "INSERT INTO t VALUES (" + std::to_string(i) + ")";
+        ASSERT_FALSE(conn.Exec(insert.c_str(), "test"));
+        if (i % 5 == 0) {
+          return;  // fails: its savepoint is rolled back, the group goes on
+        }
+        ASSERT_FALSE(txn.Commit());
+      });
+      if (e) {
+        ++errors;
+      }
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_GE(commits.load(), 1);
+  EXPECT_LE(commits.load(), kJobs);
+  int64_t count = -1;
+  int64_t failed_rows = -1;
+  ASSERT_FALSE(writer_->Run(Soon(), [&](Connection& conn) {
+    StatementUse all = conn.Use("SELECT count(*) FROM t", "test");
+    ASSERT_TRUE(all.Step());
+    count = all.ColumnInt64(0);
+    StatementUse failed = conn.Use("SELECT count(*) FROM t WHERE x % 5 = 0", "test");
+    ASSERT_TRUE(failed.Step());
+    failed_rows = failed.ColumnInt64(0);
+  }));
+  EXPECT_EQ(count, kJobs - 4);  // 0, 5, 10 and 15 rolled back
+  EXPECT_EQ(failed_rows, 0);
 }
 
 }  // namespace
