@@ -273,11 +273,45 @@ run_engine_cases() {
         load "$ENGINE.pub.$c.$e.$rep" --mode publish --clients "$c" --envelopes "$e"
       done
     done
+    # The raw engine rate right after our publishes, so both see the same machine.
+    "raw_$ENGINE" "$rep"
     for c in "${READ_CLIENTS[@]}"; do
       log "$ENGINE repeat $rep: query c=$c, newest c=$c"
       load "$ENGINE.query.$c.$rep" --mode query --clients "$c"
       load "$ENGINE.newest.$c.$rep" --mode newest --clients "$c"
     done
+  done
+}
+
+# raw_sqlite REP: one writer (SQLite allows one); the same row size, pragmas and table shape; on
+# the server's CPU while our server idles.
+raw_sqlite() {
+  local out
+  rm -f "$TMP/sqlite/raw.db"*
+  log "sqlite raw repeat $1"
+  out=$(run_tracked taskset -c "$SERVER_CPU" "$SQLITE_RAW" --db "$TMP/sqlite/raw.db" \
+    --payload "$PAYLOAD" --topics "$TOPICS" --duration "$duration" --warmup "$WARMUP_S") \
+    || die "sqlite_raw failed: $out"
+  grep -v '^RESULT' <<<"$out" | sed 's/^/    /' >&2 || true
+  RAW[sqlite.1.$1]=$(kv tps "$(grep '^RESULT' <<<"$out")")
+}
+
+# raw_postgres REP: pgbench single-row INSERT transactions at the publish client counts, pgbench
+# on CPU 0, into the scratch database xb_raw (our server idles meanwhile).
+raw_postgres() {
+  local c out tps failed
+  for c in "${PUBLISH_CLIENTS[@]}"; do
+    log "postgres raw repeat $1: pgbench -c $c"
+    out=$(run_tracked taskset -c "$LOAD_CPU" pgbench -n -M prepared -f "$PG_SCRIPT" -c "$c" \
+      -j 2 -T "$duration" "$PG_BASE/xb_raw" 2>&1) || {
+      log "pgbench -c $c failed: $(grep -m 3 -i error <<<"$out" | tr '\n' ' ')"
+      NOTES[raw.postgres.$c.$1]="pgbench failed"
+      continue
+    }
+    tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out" | head -n 1)
+    failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' <<<"$out")
+    echo "    pgbench -c $c: tps $tps, failed ${failed:-?}" >&2
+    RAW[postgres.$c.$1]=$(awk -v t="$tps" 'BEGIN {printf "%.1f", t}')
   done
 }
 
@@ -304,16 +338,6 @@ if [[ "$engines" == *sqlite* ]]; then
   run_engine_cases
   stop_server
   scan_server_log
-  # Raw: one writer (SQLite allows one); the same row size, pragmas and table shape.
-  for rep in $(seq "$repeats"); do
-    rm -f "$TMP/sqlite/raw.db"*
-    log "sqlite raw repeat $rep"
-    out=$(run_tracked taskset -c "$SERVER_CPU" "$SQLITE_RAW" --db "$TMP/sqlite/raw.db" \
-      --payload "$PAYLOAD" --topics "$TOPICS" --duration "$duration" --warmup "$WARMUP_S") \
-      || die "sqlite_raw failed: $out"
-    echo "    $out" | grep -v RESULT >&2 || true
-    RAW[sqlite.1.$rep]=$(kv tps "$(grep '^RESULT' <<<"$out")")
-  done
 fi
 
 # ---------------------------------------------------------------------------------------------
@@ -378,22 +402,6 @@ if [[ "$engines" == *postgres* ]]; then
   run_engine_cases
   stop_server
   scan_server_log
-  # Raw: pgbench single-row INSERT transactions at the publish client counts, pgbench on CPU 0.
-  for rep in $(seq "$repeats"); do
-    for c in "${PUBLISH_CLIENTS[@]}"; do
-      log "postgres raw repeat $rep: pgbench -c $c"
-      out=$(run_tracked taskset -c "$LOAD_CPU" pgbench -n -M prepared -f "$PG_SCRIPT" -c "$c" \
-        -j 2 -T "$duration" "$PG_BASE/xb_raw" 2>&1) || {
-        log "pgbench -c $c failed: $(grep -m 3 -i error <<<"$out" | tr '\n' ' ')"
-        NOTES[raw.postgres.$c.$rep]="pgbench failed"
-        continue
-      }
-      tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out" | head -n 1)
-      failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' <<<"$out")
-      echo "    pgbench -c $c: tps $tps, failed ${failed:-?}" >&2
-      RAW[postgres.$c.$rep]=$tps
-    done
-  done
 fi
 LOADAVG_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
 
