@@ -7,7 +7,9 @@
 //     --clients N      concurrent clients (threads, each with its own channel)     [1]
 //     --envelopes E    envelopes per Publish request                               [1]
 //     --payload B      size of each MLS PrivateMessage (GroupMessage.data), bytes  [1024]
-//     --topics T       distinct group topics, spread round-robin over requests     [64]
+//     --topics T       distinct group topics; client c takes c, c+N, c+2N, ... (N =  [64]
+//                      clients), so with T a multiple of N no two clients share a
+//                      group (concurrent writers to one group are the rare case)
 //     --limit L        Query limit (query mode; cursor 0, one topic per request)   [10]
 //     --duration S     measured seconds                                            [5]
 //     --warmup S       unmeasured seconds before the measured ones                 [1]
@@ -172,6 +174,15 @@ void RecordError(ClientStats& st, const grpc::Status& s, bool measured) {
   }
 }
 
+// The client's next topic: a stride of `clients` keeps concurrent clients on disjoint topics. A
+// plain round-robin from offset `client` made neighbouring clients hit the same topic one
+// request apart, which measured topic-lock queueing instead of publish throughput.
+uint64_t NextTopic(uint64_t& cursor, const Options& o) {
+  const uint64_t topic = cursor % static_cast<uint64_t>(o.topics);
+  cursor += static_cast<uint64_t>(o.clients);
+  return topic;
+}
+
 void RunClient(const Shared& sh, int client, ClientStats& st) {
   const Options& o = *sh.options;
   auto channel = MakeChannel(o.target, client);
@@ -199,7 +210,7 @@ void RunClient(const Shared& sh, int client, ClientStats& st) {
       case Mode::kPublish: {
         preq.Clear();
         for (int e = 0; e < o.envelopes; ++e) {
-          const uint64_t topic = topic_cursor++ % static_cast<uint64_t>(o.topics);
+          const uint64_t topic = NextTopic(topic_cursor, o);
           preq.add_envelopes()->mutable_group_message()->set_data(
               PrivateMessage(topic, sh.run, static_cast<uint64_t>(client), counter++,
                              static_cast<size_t>(o.payload)));
@@ -223,7 +234,7 @@ void RunClient(const Shared& sh, int client, ClientStats& st) {
       case Mode::kQuery: {
         qreq.Clear();
         auto* q = qreq.add_queries();
-        q->mutable_topic()->set_topic(GroupTopic(topic_cursor++ % static_cast<uint64_t>(o.topics)));
+        q->mutable_topic()->set_topic(GroupTopic(NextTopic(topic_cursor, o)));
         q->mutable_cursor()->set_sequence_id(0);
         qreq.set_limit(static_cast<uint32_t>(o.limit));
         qresp.Clear();
@@ -239,7 +250,7 @@ void RunClient(const Shared& sh, int client, ClientStats& st) {
       }
       case Mode::kNewest: {
         nreq.Clear();
-        nreq.add_topics()->set_topic(GroupTopic(topic_cursor++ % static_cast<uint64_t>(o.topics)));
+        nreq.add_topics()->set_topic(GroupTopic(NextTopic(topic_cursor, o)));
         nresp.Clear();
         const auto c0 = Clock::now();
         s = query->QueryNewest(&ctx, nreq, &nresp);

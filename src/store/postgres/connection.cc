@@ -151,9 +151,21 @@ DbResult<PgResult> Connection::Exec(std::string_view what, const char* sql, cons
   if (Clock::now() >= deadline) {
     return DeadlineExceeded(what);  // nothing sent
   }
+  auto it = prepared_.find(sql);
+  if (it == prepared_.end()) {
+    std::string name = "xb_" + std::to_string(prepared_.size());
+    if (PQsendPrepare(conn_.get(), name.c_str(), sql, params.count(), params.types()) == 0) {
+      return Broken(what);
+    }
+    auto prepared = Await(what, deadline);
+    if (std::holds_alternative<DbError>(prepared)) {
+      return prepared;
+    }
+    it = prepared_.emplace(sql, std::move(name)).first;
+  }
   std::vector<const char*> values = params.values();
-  if (PQsendQueryParams(conn_.get(), sql, params.count(), params.types(), values.data(),
-                        params.lengths(), params.formats(), /*resultFormat=*/1) == 0) {
+  if (PQsendQueryPrepared(conn_.get(), it->second.c_str(), params.count(), values.data(),
+                          params.lengths(), params.formats(), /*resultFormat=*/1) == 0) {
     return Broken(what);
   }
   return Await(what, deadline);
