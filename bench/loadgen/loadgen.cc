@@ -149,8 +149,8 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target, int client
 struct ClientStats {
   std::vector<uint32_t> latencies_us;  // measured interval only
   uint64_t ok = 0;
-  uint64_t envelopes = 0;  // publish: envelopes stored; query: envelopes returned
-  uint64_t empty = 0;      // query/newest: OK responses that returned nothing
+  uint64_t envelopes = 0;          // publish: envelopes stored; query: envelopes returned
+  uint64_t empty = 0;              // query/newest: OK responses that returned nothing
   std::map<int, uint64_t> errors;  // grpc status code -> count (measured interval)
   uint64_t warmup_errors = 0;
   std::string first_error;
@@ -220,9 +220,9 @@ void RunClient(const Shared& sh, int client, ClientStats& st) {
         s = publish->Publish(&ctx, preq, &presp);
         const auto c1 = Clock::now();
         if (s.ok() && presp.envelope_metas_size() != o.envelopes) {
-          s = grpc::Status(grpc::StatusCode::INTERNAL,
-                           "loadgen: wrong envelope_metas count " +
-                               std::to_string(presp.envelope_metas_size()));
+          s = grpc::Status(
+              grpc::StatusCode::INTERNAL,
+              "loadgen: wrong envelope_metas count " + std::to_string(presp.envelope_metas_size()));
         }
         got = static_cast<uint64_t>(presp.envelope_metas_size());
         if (measured && s.ok()) {
@@ -298,8 +298,8 @@ double ProcessCpuSeconds(long pid) {
 
 uint64_t RunNonce() {
   std::random_device rd;
-  const uint64_t t = static_cast<uint64_t>(
-      std::chrono::system_clock::now().time_since_epoch().count());
+  const uint64_t t =
+      static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
   return (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ t;
 }
 
@@ -364,8 +364,7 @@ bool Verify(const Options& o) {
   for (int e = 0; e < o.envelopes; ++e) {
     const auto& got = qresp.envelopes(e);
     if (got.envelope().group_message().data() != preq.envelopes(e).group_message().data() ||
-        got.meta().cursor().sequence_id() !=
-            presp.envelope_metas(e).cursor().sequence_id()) {
+        got.meta().cursor().sequence_id() != presp.envelope_metas(e).cursor().sequence_id()) {
       std::printf("verify: Query envelope %d differs from what was published\n", e);
       return false;
     }
@@ -384,8 +383,7 @@ bool Verify(const Options& o) {
     }
   }
   if (nresp.results_size() != 1 || nresp.results(0).meta().cursor().sequence_id() != last) {
-    std::printf("verify: QueryNewest did not return the last published sequence_id %" PRIu64
-                "\n",
+    std::printf("verify: QueryNewest did not return the last published sequence_id %" PRIu64 "\n",
                 last);
     return false;
   }
@@ -459,7 +457,8 @@ Options Parse(int argc, char** argv) {
     } else if (a == "--limit") {
       positive_int(o.limit);
     } else if (a == "--duration" || a == "--warmup") {
-      if (!numeric || num < 0 || (a == "--duration" && num <= 0)) Usage((a + " wants seconds").c_str());
+      if (!numeric || num < 0 || (a == "--duration" && num <= 0))
+        Usage((a + " wants seconds").c_str());
       (a == "--duration" ? o.duration_s : o.warmup_s) = num;
     } else if (a == "--server-pid") {
       if (!numeric || num < 1) Usage("--server-pid wants a pid");
@@ -527,18 +526,20 @@ int Main(int argc, char** argv) {
   const double server_cpu = (cpu0 >= 0 && cpu1 >= 0) ? cpu1 - cpu0 : -1;
   std::string error_codes;
   for (const auto& [code, n] : errors) {
-    error_codes += (error_codes.empty() ? "" : ",") + std::to_string(code) + ":" +
-                   std::to_string(n);
+    error_codes +=
+        (error_codes.empty() ? "" : ",") + std::to_string(code) + ":" + std::to_string(n);
   }
-  std::printf("loadgen %s: target %s, %d clients, %d envelope(s)/request, %d-byte payload, %d "
-              "topics, limit %d, %.1f s measured after %.1f s warm-up\n",
-              ModeName(o.mode), o.target.c_str(), o.clients, o.envelopes, o.payload, o.topics,
-              o.limit, secs, o.warmup_s);
-  std::printf("  ok requests %" PRIu64 " (%.0f req/s), envelopes %" PRIu64 " (%.0f env/s), "
+  std::printf(
+      "loadgen %s: target %s, %d clients, %d envelope(s)/request, %d-byte payload, %d "
+      "topics, limit %d, %.1f s measured after %.1f s warm-up\n",
+      ModeName(o.mode), o.target.c_str(), o.clients, o.envelopes, o.payload, o.topics, o.limit,
+      secs, o.warmup_s);
+  std::printf("  ok requests %" PRIu64 " (%.0f req/s), envelopes %" PRIu64
+              " (%.0f env/s), "
               "empty %" PRIu64 ", errors %" PRIu64 " (+%" PRIu64 " in warm-up)%s%s\n",
               all.ok, rps, all.envelopes, static_cast<double>(all.envelopes) / secs, all.empty,
-              error_total, all.warmup_errors, all.first_error.empty() ? "" : ", first: ",
-              all.first_error.c_str());
+              error_total, all.warmup_errors,
+              all.first_error.empty() ? "" : ", first: ", all.first_error.c_str());
   std::printf("  latency us: p50 %u p90 %u p99 %u max %u; server cpu %.2f s\n",
               Percentile(lat, 0.50), Percentile(lat, 0.90), Percentile(lat, 0.99),
               lat.empty() ? 0u : lat.back(), server_cpu);

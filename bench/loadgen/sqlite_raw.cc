@@ -81,8 +81,9 @@ int main(int argc, char** argv) {
     }
   }
   if (path.empty() || payload < 1 || topics < 1 || duration_s <= 0) {
-    std::fprintf(stderr, "usage: sqlite_raw --db PATH [--payload B] [--topics T] [--duration S] "
-                         "[--warmup S]\n");
+    std::fprintf(stderr,
+                 "usage: sqlite_raw --db PATH [--payload B] [--topics T] [--duration S] "
+                 "[--warmup S]\n");
     return 2;
   }
   sqlite3* db = nullptr;
@@ -165,10 +166,11 @@ int main(int argc, char** argv) {
     if (lat.empty()) return 0;
     return lat[std::min(lat.size() - 1, static_cast<size_t>(p * static_cast<double>(lat.size())))];
   };
-  std::printf("sqlite_raw: %llu single-row transactions in %.2f s (%.0f tps), %d-byte payload, "
-              "latency us p50 %u p99 %u\n",
-              static_cast<unsigned long long>(rows), secs, static_cast<double>(rows) / secs,
-              payload, pct(0.5), pct(0.99));
+  std::printf(
+      "sqlite_raw: %llu single-row transactions in %.2f s (%.0f tps), %d-byte payload, "
+      "latency us p50 %u p99 %u\n",
+      static_cast<unsigned long long>(rows), secs, static_cast<double>(rows) / secs, payload,
+      pct(0.5), pct(0.99));
   std::printf("RESULT tps=%.1f p50_us=%u p99_us=%u rows=%llu secs=%.3f\n",
               static_cast<double>(rows) / secs, pct(0.5), pct(0.99),
               static_cast<unsigned long long>(rows), secs);

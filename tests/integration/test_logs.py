@@ -16,7 +16,8 @@ class CompletionLogTest(harness.ServerTestCase):
     def completions(self):
         return [r for r in self.server.log_records() if r.get("msg") == "request completed"]
 
-    # verifies: OPS-018, OPS-013 — one line per non-health request with exactly its fields,
+    # verifies: OPS-018
+    # verifies: OPS-013 — one line per non-health request with exactly its fields,
     # the deployment identifier, and the same request id the client got in x-request-id.
     def test_one_completion_line_per_request_with_its_fields(self):
         before = len(self.completions())
