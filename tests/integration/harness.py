@@ -56,6 +56,15 @@ class Server:
     def __exit__(self, *exc):
         self.kill()
         self.tmp.cleanup()
+        self.check_sanitizers()
+
+    def check_sanitizers(self):
+        """A sanitizer build of the server reports to stderr; any report fails the test."""
+        for word in ("AddressSanitizer", "ThreadSanitizer", "UndefinedBehaviorSanitizer",
+                     "LeakSanitizer", "runtime error:"):
+            if word in self.stderr_text:
+                raise AssertionError("the server reported a sanitizer finding:\n" +
+                                     self.stderr_text[-4000:])
 
     def start(self):
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -187,6 +196,7 @@ class ServerTestCase(unittest.TestCase):
     def tearDownClass(cls):
         cls.server.kill()
         cls.server.tmp.cleanup()
+        cls.server.check_sanitizers()
 
 
 class PgDatabase:
