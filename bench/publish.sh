@@ -56,6 +56,8 @@ binary="$(realpath "$binary")"
 
 log() { printf '[publish.sh] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 
 # ---------------------------------------------------------------------------------------------
 # Temp dir and cleanup: the server, the load client and the PostgreSQL cluster die on exit.
@@ -98,50 +100,6 @@ run_tracked() {
   wait "$LOAD_PID" || rc=$?
   LOAD_PID=""
   return $rc
-}
-
-ensure_packages() {
-  local missing=() p
-  for p in "${PACKAGES[@]}"; do
-    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
-      missing+=("$p")
-    fi
-  done
-  [[ ${#missing[@]} -eq 0 ]] && return
-  log "installing: ${missing[*]}"
-  [[ "$(id -u)" -eq 0 ]] || die "need root to apt-get install ${missing[*]}"
-  DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-}
-
-# The .proto files $@ and everything they import (well-known types excepted).
-proto_closure() {
-  local -A seen=()
-  local queue=("$@") f dep
-  while [[ ${#queue[@]} -gt 0 ]]; do
-    f="${queue[0]}"
-    queue=("${queue[@]:1}")
-    [[ -n "${seen[$f]:-}" ]] && continue
-    seen[$f]=1
-    echo "$f"
-    while read -r dep; do
-      [[ "$dep" == google/protobuf/* ]] || queue+=("$dep")
-    done < <(sed -n 's/^import \(public \)\{0,1\}"\([^"]*\)";.*/\2/p' "$PROTO_DIR/$f")
-  done
-}
-
-# A free port below the ephemeral range.
-pick_port() {
-  local low port
-  read -r low _ </proc/sys/net/ipv4/ip_local_port_range
-  ((low > 12000)) || low=32768
-  while true; do
-    port=$((10000 + RANDOM % (low - 10000)))
-    if [[ -z "$(ss -Htan "sport = :$port")" ]]; then
-      echo "$port"
-      return
-    fi
-  done
 }
 
 median() { sort -g | awk '{v[NR]=$1} END {if (NR == 0) print "nan"; else print v[int((NR + 1) / 2)]}'; }

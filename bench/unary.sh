@@ -45,6 +45,8 @@ done
 
 log() { printf '[unary.sh] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 
 # ---------------------------------------------------------------------------------------------
 # Temp dir and process cleanup: every server and h2load we start is killed on exit.
@@ -74,25 +76,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# ---------------------------------------------------------------------------------------------
-# Tools
-# ---------------------------------------------------------------------------------------------
-ensure_packages() {
-  local missing=() p
-  for p in "${PACKAGES[@]}"; do
-    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
-      missing+=("$p")
-    fi
-  done
-  if [[ ${#missing[@]} -eq 0 ]]; then
-    return
-  fi
-  log "installing: ${missing[*]}"
-  [[ "$(id -u)" -eq 0 ]] || die "need root to apt-get install ${missing[*]}"
-  DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-}
-
 # Writes one gRPC frame (flag 0, 4-byte big-endian length, payload) from file $1 to file $2.
 write_frame() {
   local n
@@ -108,37 +91,6 @@ first_frame_payload() {
   read -r -a b < <(head -c 5 "$1" | od -An -tu1)
   [[ ${#b[@]} -eq 5 && "${b[0]}" -eq 0 ]] || return 1
   tail -c +6 "$1" | head -c $(((b[1] << 24) | (b[2] << 16) | (b[3] << 8) | b[4]))
-}
-
-# The .proto files $@ and everything they import (well-known types excepted).
-proto_closure() {
-  local -A seen=()
-  local queue=("$@") f dep
-  while [[ ${#queue[@]} -gt 0 ]]; do
-    f="${queue[0]}"
-    queue=("${queue[@]:1}")
-    [[ -n "${seen[$f]:-}" ]] && continue
-    seen[$f]=1
-    echo "$f"
-    while read -r dep; do
-      [[ "$dep" == google/protobuf/* ]] || queue+=("$dep")
-    done < <(sed -n 's/^import \(public \)\{0,1\}"\([^"]*\)";.*/\2/p' "$PROTO_DIR/$f")
-  done
-}
-
-# A free port below the ephemeral range (an ephemeral port may be taken by an outgoing
-# connection at any moment).
-pick_port() {
-  local low port
-  read -r low _ </proc/sys/net/ipv4/ip_local_port_range
-  ((low > 12000)) || low=32768
-  while true; do
-    port=$((10000 + RANDOM % (low - 10000)))
-    if [[ -z "$(ss -Htan "sport = :$port")" ]]; then
-      echo "$port"
-      return
-    fi
-  done
 }
 
 untrack() {

@@ -15,6 +15,8 @@
 #include <variant>
 #include <vector>
 
+#include "store/store_test_data.h"
+
 namespace xb::store {
 
 void StoreConformanceTest::SetUp() {
@@ -30,57 +32,16 @@ namespace {
 
 // ---- Test data. Topics follow TOPIC-001: a kind byte, then the identifier. ----
 
-std::string Topic(uint8_t kind, size_t id_len, uint8_t n) {
-  std::string topic(1 + id_len, '\0');
-  topic[0] = static_cast<char>(kind);
-  for (size_t i = 1; i < topic.size(); ++i) {
-    topic[i] = static_cast<char>(n + i);
-  }
-  return topic;
-}
-std::string GroupTopic(uint8_t n) { return Topic(0x00, 16, n); }
-std::string WelcomeTopic(uint8_t n) { return Topic(0x01, 32, n); }
-std::string IdentityTopic(uint8_t n) { return Topic(0x02, 32, n); }
-std::string KeyPackageTopic(uint8_t n) { return Topic(0x03, 32, n); }
-std::string CommitLogTopic(uint8_t n) { return Topic(0x04, 16, n); }
-
-// A stand-in for SHA-256 (the store never recomputes hashes): distinct inputs, distinct hashes.
-Hash HashOf(std::string_view bytes) {
-  Hash hash{};
-  for (size_t lane = 0; lane < 4; ++lane) {
-    uint64_t h = 14695981039346656037ULL ^ (lane * 0x9e3779b97f4a7c15ULL);
-    for (char c : bytes) {
-      h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ULL;
-    }
-    for (size_t b = 0; b < 8; ++b) {
-      hash[lane * 8 + b] = static_cast<uint8_t>(h >> (8 * b));
-    }
-  }
-  return hash;
-}
-
-PublishItem Item(const std::string& topic, const std::string& payload,
-                 RetentionClass retention = RetentionClass::kGroupMessage) {
-  PublishItem item;
-  item.topic = topic;
-  item.payload = payload;
-  item.message_hash = HashOf(payload);
-  item.retention = retention;
-  return item;
-}
-
-PublishItem IdentityItem(const std::string& topic, const std::string& payload, int64_t head) {
-  PublishItem item = Item(topic, payload, RetentionClass::kExempt);
-  item.identity_validated_head = head;
-  return item;
-}
-
-CommitPublishRequest Request(std::vector<PublishItem> items) {
-  CommitPublishRequest request;
-  request.items = std::move(items);
-  request.deadline = Clock::now() + std::chrono::seconds(30);
-  return request;
-}
+using test_data::CommitLogTopic;
+using test_data::GroupTopic;
+using test_data::HashOf;
+using test_data::IdentityItem;
+using test_data::IdentityTopic;
+using test_data::Item;
+using test_data::KeyPackageTopic;
+using test_data::Request;
+using test_data::Topic;
+using test_data::WelcomeTopic;
 
 // ---- Result helpers. ----
 

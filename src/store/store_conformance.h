@@ -33,4 +33,43 @@ class StoreConformanceTest : public ::testing::TestWithParam<StoreFactory> {
   std::unique_ptr<Store> store_;
 };
 
+// A store that owns what its engine needs for a test (a temporary directory, a scratch
+// database) and removes it after the store closes; every call forwards to the engine.
+template <typename Resource>
+class OwningStore final : public Store {
+ public:
+  OwningStore(std::unique_ptr<Resource> resource, std::unique_ptr<Store> store)
+      : resource_(std::move(resource)), store_(std::move(store)) {}
+  ~OwningStore() override {
+    store_.reset();  // the engine closes first
+    resource_.reset();
+  }
+
+  StoreResult<int64_t> ClockNs() override { return store_->ClockNs(); }
+  StoreResult<std::vector<std::optional<EnvelopeMeta>>> FindDuplicates(
+      const std::vector<std::pair<std::string, Hash>>& keys) override {
+    return store_->FindDuplicates(keys);
+  }
+  StoreResult<std::vector<StoredEnvelope>> History(const std::string& topic) override {
+    return store_->History(topic);
+  }
+  StoreResult<CommitPublishResult> CommitPublish(const CommitPublishRequest& request) override {
+    return store_->CommitPublish(request);
+  }
+  StoreResult<QueryPage> Query(const std::vector<TopicCursor>& topics, uint32_t limit) override {
+    return store_->Query(topics, limit);
+  }
+  StoreResult<std::vector<StoredEnvelope>> Newest(const std::vector<std::string>& topics,
+                                                  bool with_payload) override {
+    return store_->Newest(topics, with_payload);
+  }
+  StoreResult<std::optional<StoredEnvelope>> Get(int64_t sequence_id) override {
+    return store_->Get(sequence_id);
+  }
+
+ private:
+  std::unique_ptr<Resource> resource_;
+  std::unique_ptr<Store> store_;
+};
+
 }  // namespace xb::store

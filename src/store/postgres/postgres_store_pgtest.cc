@@ -18,6 +18,7 @@
 #include "store/postgres/postgres_store.h"
 #include "store/postgres/test_database.h"
 #include "store/store_conformance.h"
+#include "store/store_test_data.h"
 
 namespace xb::store {
 
@@ -34,54 +35,16 @@ using std::chrono::seconds;
 
 // ---- Test data. ----
 
-std::string Topic(uint8_t kind, size_t id_len, uint8_t n) {
-  std::string topic(1 + id_len, '\0');
-  topic[0] = static_cast<char>(kind);
-  for (size_t i = 1; i < topic.size(); ++i) {
-    topic[i] = static_cast<char>(n * 7 + i);
-  }
-  return topic;
-}
-std::string GroupTopic(uint8_t n) { return Topic(0x00, 16, n); }
-std::string IdentityTopic(uint8_t n) { return Topic(0x02, 32, n); }
-
-// Distinct inputs, distinct hashes (the store never recomputes them).
-Hash HashOf(std::string_view bytes) {
-  Hash hash{};
-  for (size_t lane = 0; lane < 4; ++lane) {
-    uint64_t h = 14695981039346656037ULL ^ (lane * 0x9e3779b97f4a7c15ULL);
-    for (char c : bytes) {
-      h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ULL;
-    }
-    for (size_t b = 0; b < 8; ++b) {
-      hash[lane * 8 + b] = static_cast<uint8_t>(h >> (8 * b));
-    }
-  }
-  return hash;
-}
-
-PublishItem Item(const std::string& topic, const std::string& payload) {
-  PublishItem item;
-  item.topic = topic;
-  item.payload = payload;
-  item.message_hash = HashOf(payload);
-  item.retention = RetentionClass::kGroupMessage;
-  return item;
-}
-
-PublishItem IdentityItem(const std::string& topic, const std::string& payload, int64_t head) {
-  PublishItem item = Item(topic, payload);
-  item.retention = RetentionClass::kExempt;
-  item.identity_validated_head = head;
-  return item;
-}
-
-CommitPublishRequest Request(std::vector<PublishItem> items) {
-  CommitPublishRequest request;
-  request.items = std::move(items);
-  request.deadline = Clock::now() + seconds(30);
-  return request;
-}
+using store::test_data::CommitLogTopic;
+using store::test_data::GroupTopic;
+using store::test_data::HashOf;
+using store::test_data::IdentityItem;
+using store::test_data::IdentityTopic;
+using store::test_data::Item;
+using store::test_data::KeyPackageTopic;
+using store::test_data::Request;
+using store::test_data::Topic;
+using store::test_data::WelcomeTopic;
 
 template <typename T>
 std::string Describe(const StoreResult<T>& result) {

@@ -7,6 +7,8 @@
 #include <random>
 #include <thread>
 
+#include "store/store_conformance.h"
+
 namespace xb::store::postgres {
 namespace {
 
@@ -31,43 +33,6 @@ std::string RandomName() {
   }
   return name;
 }
-
-// Forwards every call to a PostgresStore and drops its database after closing it.
-class OwningStore final : public Store {
- public:
-  OwningStore(std::unique_ptr<TestDatabase> database, std::unique_ptr<PostgresStore> store)
-      : database_(std::move(database)), store_(std::move(store)) {}
-  ~OwningStore() override {
-    store_.reset();
-    database_.reset();
-  }
-
-  StoreResult<int64_t> ClockNs() override { return store_->ClockNs(); }
-  StoreResult<std::vector<std::optional<EnvelopeMeta>>> FindDuplicates(
-      const std::vector<std::pair<std::string, Hash>>& keys) override {
-    return store_->FindDuplicates(keys);
-  }
-  StoreResult<std::vector<StoredEnvelope>> History(const std::string& topic) override {
-    return store_->History(topic);
-  }
-  StoreResult<CommitPublishResult> CommitPublish(const CommitPublishRequest& request) override {
-    return store_->CommitPublish(request);
-  }
-  StoreResult<QueryPage> Query(const std::vector<TopicCursor>& topics, uint32_t limit) override {
-    return store_->Query(topics, limit);
-  }
-  StoreResult<std::vector<StoredEnvelope>> Newest(const std::vector<std::string>& topics,
-                                                  bool with_payload) override {
-    return store_->Newest(topics, with_payload);
-  }
-  StoreResult<std::optional<StoredEnvelope>> Get(int64_t sequence_id) override {
-    return store_->Get(sequence_id);
-  }
-
- private:
-  std::unique_ptr<TestDatabase> database_;
-  std::unique_ptr<PostgresStore> store_;
-};
 
 }  // namespace
 
@@ -182,7 +147,8 @@ std::unique_ptr<Store> MakeConformanceStore() {
     ADD_FAILURE() << "PostgresStore::Open: " << store.status().ToString();
     return nullptr;
   }
-  return std::make_unique<OwningStore>(std::move(db).value(), std::move(store).value());
+  return std::make_unique<OwningStore<TestDatabase>>(std::move(db).value(),
+                                                     std::move(store).value());
 }
 
 }  // namespace xb::store::postgres

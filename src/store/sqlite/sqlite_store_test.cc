@@ -14,86 +14,38 @@
 #include "store/sqlite/connection.h"
 #include "store/sqlite/test_support.h"
 #include "store/store_conformance.h"
+#include "store/store_test_data.h"
 
 namespace xb::store::sqlite {
 namespace {
 
 // A SqliteStore in its own temporary directory, removed after the store closes.
-class TempSqliteStore final : public Store {
- public:
-  static std::unique_ptr<Store> Make() {
-    auto owner = std::make_unique<TempSqliteStore>();
-    auto store = SqliteStore::Open({.path = owner->dir_.File("xmtp.db"), .max_readers = 4});
-    if (!store.ok()) {
-      ADD_FAILURE() << store.status().ToString();
-      return nullptr;
-    }
-    owner->store_ = std::move(store).value();
-    return owner;
+std::unique_ptr<Store> MakeTempSqliteStore() {
+  auto dir = std::make_unique<TempDir>();
+  auto store = SqliteStore::Open({.path = dir->File("xmtp.db"), .max_readers = 4});
+  if (!store.ok()) {
+    ADD_FAILURE() << store.status().ToString();
+    return nullptr;
   }
-
-  StoreResult<int64_t> ClockNs() override { return store_->ClockNs(); }
-  StoreResult<std::vector<std::optional<EnvelopeMeta>>> FindDuplicates(
-      const std::vector<std::pair<std::string, Hash>>& keys) override {
-    return store_->FindDuplicates(keys);
-  }
-  StoreResult<std::vector<StoredEnvelope>> History(const std::string& topic) override {
-    return store_->History(topic);
-  }
-  StoreResult<CommitPublishResult> CommitPublish(const CommitPublishRequest& request) override {
-    return store_->CommitPublish(request);
-  }
-  StoreResult<QueryPage> Query(const std::vector<TopicCursor>& topics, uint32_t limit) override {
-    return store_->Query(topics, limit);
-  }
-  StoreResult<std::vector<StoredEnvelope>> Newest(const std::vector<std::string>& topics,
-                                                  bool with_payload) override {
-    return store_->Newest(topics, with_payload);
-  }
-  StoreResult<std::optional<StoredEnvelope>> Get(int64_t sequence_id) override {
-    return store_->Get(sequence_id);
-  }
-
- private:
-  TempDir dir_;                         // removed last
-  std::unique_ptr<SqliteStore> store_;  // closed first
-};
+  return std::make_unique<OwningStore<TempDir>>(std::move(dir), std::move(store).value());
+}
 
 INSTANTIATE_TEST_SUITE_P(Sqlite, StoreConformanceTest,
-                         ::testing::Values(StoreFactory(&TempSqliteStore::Make)),
+                         ::testing::Values(StoreFactory(&MakeTempSqliteStore)),
                          [](const auto&) { return std::string("Sqlite"); });
 
 // ---- Engine-specific tests. ----
 
-std::string GroupTopic(uint8_t n) { return std::string(1, '\0') + std::string(16, char(n)); }
-std::string IdentityTopic(uint8_t n) { return std::string(1, '\x02') + std::string(32, char(n)); }
-
-Hash HashOf(const std::string& s) {
-  Hash hash{};
-  for (size_t i = 0; i < s.size(); ++i) {
-    hash[i % hash.size()] = static_cast<uint8_t>(hash[i % hash.size()] * 31 + s[i]);
-  }
-  hash[31] = static_cast<uint8_t>(s.size());
-  return hash;
-}
-
-PublishItem Item(const std::string& topic, const std::string& payload,
-                 RetentionClass retention = RetentionClass::kGroupMessage) {
-  PublishItem item;
-  item.topic = topic;
-  item.payload = payload;
-  item.message_hash = HashOf(payload);
-  item.retention = retention;
-  return item;
-}
-
-CommitPublishRequest Request(std::vector<PublishItem> items,
-                             std::chrono::milliseconds budget = std::chrono::seconds(30)) {
-  CommitPublishRequest request;
-  request.items = std::move(items);
-  request.deadline = Clock::now() + budget;
-  return request;
-}
+using test_data::CommitLogTopic;
+using test_data::GroupTopic;
+using test_data::HashOf;
+using test_data::IdentityItem;
+using test_data::IdentityTopic;
+using test_data::Item;
+using test_data::KeyPackageTopic;
+using test_data::Request;
+using test_data::Topic;
+using test_data::WelcomeTopic;
 
 class SqliteStoreTest : public ::testing::Test {
  protected:
