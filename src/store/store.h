@@ -10,6 +10,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -120,6 +121,55 @@ struct StoreError {
 template <typename T>
 using StoreResult = std::variant<T, StoreError>;
 
+// --- Stream reads (STORE.md 5, 7): all on the read database (the replica when configured). ---
+
+// A row as the tailer's scans see it, before payloads are loaded.
+struct RowHead {
+  int64_t sequence_id = 0;
+  std::string topic;
+  uint64_t payload_bytes = 0;  // stored payload length
+};
+
+// An inclusive id range [low, high].
+struct IdRange {
+  int64_t low = 0;
+  int64_t high = 0;
+};
+
+// The tailer's dedicated connection to the read database, outside the pools (STORE.md 2.5, 5.1).
+// Used by one thread at a time. Any error means the connection is unusable: the caller drops it
+// and starts a new recovery generation.
+class TailReader {
+ public:
+  virtual ~TailReader() = default;
+  // Opens one REPEATABLE READ, READ ONLY snapshot (STORE.md 5.3) and returns the closed
+  // allocation boundary as that snapshot shows it.
+  virtual StoreResult<int64_t> Begin() = 0;
+  // In the open snapshot: for each range (same order), its rows ascending, at most `per_range`.
+  virtual StoreResult<std::vector<std::vector<RowHead>>> Probe(const std::vector<IdRange>& ranges,
+                                                               uint32_t per_range) = 0;
+  // In the open snapshot: rows with id > `after`, ascending, at most `limit`.
+  virtual StoreResult<std::vector<RowHead>> Forward(int64_t after, uint32_t limit) = 0;
+  // In the open snapshot: the full rows of `ids` (ascending, distinct), ascending; an id without a
+  // row is simply absent (the caller treats that as an invariant failure).
+  virtual StoreResult<std::vector<StoredEnvelope>> Load(const std::vector<int64_t>& ids) = 0;
+  // Ends the snapshot (commits the read-only transaction). No-op when none is open.
+  virtual StoreResult<bool> End() = 0;
+};
+
+// One registration's catch-up range: rows of `topic` with after < id <= through.
+struct CatchUpRange {
+  std::string topic;
+  int64_t after = 0;
+  int64_t through = 0;
+};
+
+// One attempt of the boundary task (STORE.md 4.1, 8).
+struct BoundaryAdvance {
+  bool lock_timeout = false;  // the barrier was not granted in time; nothing changed
+  int64_t boundary = 0;       // the stored closed allocation boundary after the attempt
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -151,6 +201,35 @@ class Store {
 
   // API 3.7: the envelope with that id, nullopt when none is visible. Primary.
   virtual StoreResult<std::optional<StoredEnvelope>> Get(int64_t sequence_id) = 0;
+
+  // --- Streams (STORE.md 4-5, 7) ---
+
+  // One attempt of the boundary task on the primary (STORE.md 4.1). A lock timeout is not an
+  // error (lock_timeout = true); anything else that fails is. SQLite reads its persisted boundary.
+  virtual StoreResult<BoundaryAdvance> AdvanceBoundary() = 0;
+
+  // Opens the tailer's dedicated connection to the read database. On PostgreSQL its
+  // application_name is "xmtp-backend tailer" so operators (and tests) can find it.
+  virtual StoreResult<std::unique_ptr<TailReader>> OpenTailReader() = 0;
+
+  // Heads (STORE.md 7): per input position the topic's watermark, 0 when absent. Read database.
+  virtual StoreResult<std::vector<int64_t>> Heads(const std::vector<std::string>& topics) = 0;
+
+  // Catch-up history (STORE.md 7) in one REPEATABLE READ, READ ONLY snapshot of the read
+  // database: per range (same order) its rows ascending, at most `per_range` each. Byte cutoff:
+  // rows are admitted in rounds (round k takes the k-th row of every range, in range order), each
+  // counted as payload + 256 bytes, until the next row would pass `byte_budget`; the first row is
+  // always admitted. So each range's result is a prefix of its rows, and payloads are loaded
+  // only for admitted rows.
+  virtual StoreResult<std::vector<std::vector<StoredEnvelope>>> CatchUp(
+      const std::vector<CatchUpRange>& ranges, uint32_t per_range, uint64_t byte_budget) = 0;
+
+  // Called right after each commit that stored rows, with the new last id, on the committing
+  // thread (the tailer's in-process wake-up on SQLite, STORE.md 8). It must be quick and must not
+  // call into the store. Engines without in-process commits (PostgreSQL) never call it.
+  virtual void SetCommitListener(std::function<void(int64_t last_id)> listener) {
+    (void)listener;
+  }
 };
 
 }  // namespace xb::store
