@@ -227,9 +227,7 @@ class Store {
   // Called right after each commit that stored rows, with the new last id, on the committing
   // thread (the tailer's in-process wake-up on SQLite, STORE.md 8). It must be quick and must not
   // call into the store. Engines without in-process commits (PostgreSQL) never call it.
-  virtual void SetCommitListener(std::function<void(int64_t last_id)> listener) {
-    (void)listener;
-  }
+  virtual void SetCommitListener(std::function<void(int64_t last_id)> listener) { (void)listener; }
 };
 
 }  // namespace xb::store

@@ -13,7 +13,11 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "store/store.h"
 
@@ -65,6 +69,20 @@ class OwningStore final : public Store {
   }
   StoreResult<std::optional<StoredEnvelope>> Get(int64_t sequence_id) override {
     return store_->Get(sequence_id);
+  }
+  StoreResult<BoundaryAdvance> AdvanceBoundary() override { return store_->AdvanceBoundary(); }
+  StoreResult<std::unique_ptr<TailReader>> OpenTailReader() override {
+    return store_->OpenTailReader();
+  }
+  StoreResult<std::vector<int64_t>> Heads(const std::vector<std::string>& topics) override {
+    return store_->Heads(topics);
+  }
+  StoreResult<std::vector<std::vector<StoredEnvelope>>> CatchUp(
+      const std::vector<CatchUpRange>& ranges, uint32_t per_range, uint64_t byte_budget) override {
+    return store_->CatchUp(ranges, per_range, byte_budget);
+  }
+  void SetCommitListener(std::function<void(int64_t last_id)> listener) override {
+    store_->SetCommitListener(std::move(listener));
   }
 
  private:

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <set>
+
+#include "store/catch_up_cutoff.h"
 
 namespace xb::store::sqlite {
 namespace {
@@ -220,6 +223,113 @@ StoreResult<int64_t> ReadBoundary(Connection& conn) {
     return *row.error();
   }
   return InvariantError("the allocation boundary row is missing");
+}
+
+StoreResult<std::vector<StoredEnvelope>> LoadEnvelopes(Connection& conn,
+                                                       const std::vector<int64_t>& ids) {
+  std::vector<int64_t> sorted = ids;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  std::vector<StoredEnvelope> out;
+  out.reserve(sorted.size());
+  for (int64_t id : sorted) {
+    StatementUse row = conn.Use(
+        "SELECT sequence_id, topic, server_ns, expiry_ns, message_hash, is_commit_or_proposal, "
+        "payload FROM envelopes WHERE sequence_id = ?1",
+        "load rows");
+    row.BindInt64(1, id);
+    if (row.Step()) {
+      out.push_back(ReadEnvelope(row, /*with_payload=*/true));
+    } else if (row.error()) {
+      return *row.error();
+    }
+  }
+  return out;
+}
+
+// implements: STORE.md 7 (heads, one snapshot)
+StoreResult<std::vector<int64_t>> ReadHeads(Connection& conn,
+                                            const std::vector<std::string>& topics) {
+  ReadTransaction txn(&conn);
+  if (MaybeError e = txn.Begin()) {
+    return *e;
+  }
+  std::vector<int64_t> out;
+  out.reserve(topics.size());
+  for (const std::string& topic : topics) {
+    StatementUse row =
+        conn.Use("SELECT last_sequence_id FROM topic_watermark WHERE topic = ?1", "heads");
+    row.BindBlob(1, topic);
+    if (row.Step()) {
+      out.push_back(row.ColumnInt64(0));
+    } else if (row.error()) {
+      return *row.error();
+    } else {
+      out.push_back(0);  // no row on the topic yet
+    }
+  }
+  return out;
+}
+
+// implements: STORE.md 7 (catch-up history: sizes first, byte cutoff keeping each range's prefix,
+// payloads for admitted ids only, one snapshot), ARC-087
+StoreResult<std::vector<std::vector<StoredEnvelope>>> ReadCatchUp(
+    Connection& conn, const std::vector<CatchUpRange>& ranges, uint32_t per_range,
+    uint64_t byte_budget) {
+  std::vector<std::vector<StoredEnvelope>> out(ranges.size());
+  if (ranges.empty() || per_range == 0) {
+    return out;
+  }
+  ReadTransaction txn(&conn);
+  if (MaybeError e = txn.Begin()) {
+    return *e;
+  }
+  std::vector<std::vector<int64_t>> ids(ranges.size());
+  std::vector<std::vector<uint64_t>> sizes(ranges.size());
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    const CatchUpRange& range = ranges[r];
+    StatementUse rows = conn.Use(
+        "SELECT sequence_id, length(payload) FROM envelopes WHERE topic = ?1 AND sequence_id > ?2 "
+        "AND sequence_id <= ?3 ORDER BY sequence_id LIMIT ?4",
+        "catch-up candidates");
+    rows.BindBlob(1, range.topic)
+        .BindInt64(2, range.after)
+        .BindInt64(3, range.through)
+        .BindInt64(4, per_range);
+    while (rows.Step()) {
+      ids[r].push_back(rows.ColumnInt64(0));
+      sizes[r].push_back(static_cast<uint64_t>(rows.ColumnInt64(1)));
+    }
+    if (rows.error()) {
+      return *rows.error();
+    }
+  }
+  const std::vector<size_t> admitted = AdmitByRounds(sizes, byte_budget);
+  std::vector<int64_t> load;
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    load.insert(load.end(), ids[r].begin(), ids[r].begin() + static_cast<ptrdiff_t>(admitted[r]));
+  }
+  StoreResult<std::vector<StoredEnvelope>> loaded = LoadEnvelopes(conn, load);
+  if (auto* e = std::get_if<StoreError>(&loaded)) {
+    return *e;
+  }
+  // Ranges may overlap (the same topic twice): a row loaded once serves every range that has it.
+  std::map<int64_t, StoredEnvelope> by_id;
+  for (StoredEnvelope& envelope : std::get<std::vector<StoredEnvelope>>(loaded)) {
+    const int64_t id = envelope.meta.sequence_id;
+    by_id.emplace(id, std::move(envelope));
+  }
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    out[r].reserve(admitted[r]);
+    for (size_t i = 0; i < admitted[r]; ++i) {
+      auto it = by_id.find(ids[r][i]);
+      if (it == by_id.end()) {
+        return InvariantError("catch-up: a candidate row vanished inside one snapshot");
+      }
+      out[r].push_back(it->second);
+    }
+  }
+  return out;
 }
 
 }  // namespace xb::store::sqlite

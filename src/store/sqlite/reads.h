@@ -43,7 +43,24 @@ StoreResult<std::vector<StoredEnvelope>> ReadNewest(Connection& conn,
 // API 3.7: the row with that id; nullopt for none, including ids outside 1..INT64_MAX.
 StoreResult<std::optional<StoredEnvelope>> ReadGet(Connection& conn, int64_t sequence_id);
 
-// The persisted closed allocation boundary (= the last committed id on this engine).
+// The persisted closed allocation boundary (= the last committed id on this engine); inside the
+// caller's transaction when one is open.
 StoreResult<int64_t> ReadBoundary(Connection& conn);
+
+// The full rows of `ids`, ascending by id, inside the caller's transaction (one snapshot with the
+// reads that chose the ids); an id without a row is absent from the result. Primary key lookups.
+StoreResult<std::vector<StoredEnvelope>> LoadEnvelopes(Connection& conn,
+                                                       const std::vector<int64_t>& ids);
+
+// STORE.md 7 (heads): per input position the topic's watermark, 0 when absent.
+StoreResult<std::vector<int64_t>> ReadHeads(Connection& conn,
+                                            const std::vector<std::string>& topics);
+
+// STORE.md 7 (catch-up history, store.h Store::CatchUp): per range its candidate ids with payload
+// sizes (envelopes_topic_sequence, at most `per_range`), then the byte cutoff (AdmitByRounds),
+// then full rows for the admitted ids only, all in one read transaction.
+StoreResult<std::vector<std::vector<StoredEnvelope>>> ReadCatchUp(
+    Connection& conn, const std::vector<CatchUpRange>& ranges, uint32_t per_range,
+    uint64_t byte_budget);
 
 }  // namespace xb::store::sqlite

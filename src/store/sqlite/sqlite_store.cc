@@ -9,6 +9,7 @@
 #include "store/sqlite/connection.h"
 #include "store/sqlite/publish.h"
 #include "store/sqlite/reads.h"
+#include "store/sqlite/tail_reader.h"
 
 namespace xb::store::sqlite {
 namespace {
@@ -152,6 +153,41 @@ StoreResult<std::optional<StoredEnvelope>> SqliteStore::Get(int64_t sequence_id)
   return WithReader<std::optional<StoredEnvelope>>(
       *readers_, options_.statement_timeout_ms,
       [sequence_id](Connection& conn) { return ReadGet(conn, sequence_id); });
+}
+
+// implements: STORE.md 8 (boundary task: the persisted value from a read snapshot, always ok)
+StoreResult<BoundaryAdvance> SqliteStore::AdvanceBoundary() {
+  return WithReader<BoundaryAdvance>(
+      *readers_, options_.statement_timeout_ms,
+      [](Connection& conn) -> StoreResult<BoundaryAdvance> {
+        ReadTransaction txn(&conn);
+        if (MaybeError e = txn.Begin()) {
+          return *e;
+        }
+        StoreResult<int64_t> boundary = ReadBoundary(conn);
+        if (auto* e = std::get_if<StoreError>(&boundary)) {
+          return *e;
+        }
+        return BoundaryAdvance{.lock_timeout = false, .boundary = std::get<int64_t>(boundary)};
+      });
+}
+
+// implements: STORE.md 5.1 and 8 (the tailer's own reader, outside the pool)
+StoreResult<std::unique_ptr<TailReader>> SqliteStore::OpenTailReader() {
+  return SqliteTailReader::Open(NormalizedPath(options_.path), options_.statement_timeout_ms);
+}
+
+StoreResult<std::vector<int64_t>> SqliteStore::Heads(const std::vector<std::string>& topics) {
+  return WithReader<std::vector<int64_t>>(
+      *readers_, options_.statement_timeout_ms,
+      [&topics](Connection& conn) { return ReadHeads(conn, topics); });
+}
+
+StoreResult<std::vector<std::vector<StoredEnvelope>>> SqliteStore::CatchUp(
+    const std::vector<CatchUpRange>& ranges, uint32_t per_range, uint64_t byte_budget) {
+  return WithReader<std::vector<std::vector<StoredEnvelope>>>(
+      *readers_, options_.statement_timeout_ms,
+      [&](Connection& conn) { return ReadCatchUp(conn, ranges, per_range, byte_budget); });
 }
 
 StoreResult<CommitPublishResult> SqliteStore::CommitPublish(const CommitPublishRequest& request) {

@@ -59,6 +59,14 @@ class SqliteStore final : public Store {
   StoreResult<std::vector<StoredEnvelope>> Newest(const std::vector<std::string>& topics,
                                                   bool with_payload) override;
   StoreResult<std::optional<StoredEnvelope>> Get(int64_t sequence_id) override;
+  // Streams (STORE.md 8). AdvanceBoundary reads the persisted boundary in a reader snapshot and
+  // never reports lock_timeout; OpenTailReader opens a dedicated query_only connection outside the
+  // reader pool; Heads and CatchUp run on a pooled reader, one read transaction each.
+  StoreResult<BoundaryAdvance> AdvanceBoundary() override;
+  StoreResult<std::unique_ptr<TailReader>> OpenTailReader() override;
+  StoreResult<std::vector<int64_t>> Heads(const std::vector<std::string>& topics) override;
+  StoreResult<std::vector<std::vector<StoredEnvelope>>> CatchUp(
+      const std::vector<CatchUpRange>& ranges, uint32_t per_range, uint64_t byte_budget) override;
 
   // The last committed id, which on this engine is also the closed allocation boundary
   // (STORE.md 8): every id at or below it is committed. Never decreases, across restarts too.
@@ -68,7 +76,7 @@ class SqliteStore final : public Store {
   // (the tailer's in-process wake-up, STORE.md 8). It must be quick, must not block on the store
   // and must not call SetCommitListener. After SetCommitListener returns, the previous listener
   // is never called again. Pass nullptr to remove.
-  void SetCommitListener(std::function<void(int64_t last_id)> listener);
+  void SetCommitListener(std::function<void(int64_t last_id)> listener) override;
 
   // What the startup migration did, for the caller to log (unknown versions are tolerated).
   const MigrationOutcome& migrations() const { return migrations_; }
