@@ -1,6 +1,7 @@
 #include "store/open.h"
 
 #include <algorithm>
+#include <variant>
 
 #include "config/database_url.h"
 #include "store/postgres/postgres_store.h"
@@ -43,16 +44,12 @@ Result<std::unique_ptr<Store>> OpenStore(const config::Config& config, OpenOptio
 }
 
 AdvanceOutcome AdvanceBoundary(Store& store) {
-  auto* pg = dynamic_cast<postgres::PostgresStore*>(&store);
-  if (pg == nullptr) {
-    return AdvanceOutcome::kNotNeeded;
-  }
-  auto result = pg->AdvanceBoundary();
-  if (!result.ok()) {
+  StoreResult<BoundaryAdvance> result = store.AdvanceBoundary();
+  if (std::holds_alternative<StoreError>(result)) {
     return AdvanceOutcome::kError;
   }
-  return result->outcome == postgres::AdvanceResult::Outcome::kOk ? AdvanceOutcome::kOk
-                                                                  : AdvanceOutcome::kLockTimeout;
+  return std::get<BoundaryAdvance>(result).lock_timeout ? AdvanceOutcome::kLockTimeout
+                                                        : AdvanceOutcome::kOk;
 }
 
 }  // namespace xb::store

@@ -41,15 +41,21 @@ Status Failure(const DbError& error) { return ToStatus(error); }
 }  // namespace
 
 // implements: STORE.md 4.1, API-203, API-291
-Result<AdvanceResult> PostgresStore::AdvanceBoundary() {
+StoreResult<BoundaryAdvance> PostgresStore::AdvanceBoundary() {
   auto lease_or = primary_.Acquire(Clock::now() + StatementTimeout());
   if (auto* e = std::get_if<DbError>(&lease_or)) {
-    return Failure(*e);
+    return e->ToStoreError();
   }
   Connection& conn = *std::get<ConnectionPool::Lease>(lease_or);
   // The barrier wait, then short statements, then a slack before the client cancels.
   auto deadline = Clock::now() + std::chrono::milliseconds(options_.max_barrier_wait_ms) +
                   StatementTimeout() + kClientSlack;
+  // Every failure after BEGIN rolls the attempt back first. Errors keep the SQLSTATE mapping of
+  // STORE.md 3.2; a broken expectation is kInvariant.
+  auto fail = [&](const DbError& error) -> StoreError {
+    RollbackAttempt(conn, options_.statement_timeout_ms);
+    return error.ToStoreError();
+  };
 
   // 1. One short READ COMMITTED transaction with a local lock_timeout.
   auto r = conn.ExecScript("advance boundary: begin",
@@ -57,31 +63,25 @@ Result<AdvanceResult> PostgresStore::AdvanceBoundary() {
                                std::to_string(options_.max_barrier_wait_ms),
                            deadline);
   if (auto* e = std::get_if<DbError>(&r)) {
-    RollbackAttempt(conn, options_.statement_timeout_ms);
-    return Failure(*e);
+    return fail(*e);
   }
   // 2. The barrier, exclusively. 55P03, or a 57014 that fires first, is a lock timeout: retried
   // later, never an error.
   r = conn.Exec("advance boundary: barrier", "SELECT pg_advisory_xact_lock(0, 2)", deadline);
   if (auto* e = std::get_if<DbError>(&r)) {
-    bool lock_timeout = e->sqlstate == "55P03" || e->sqlstate == "57014";
-    DbError error = std::move(*e);
-    RollbackAttempt(conn, options_.statement_timeout_ms);
-    if (lock_timeout) {
-      return AdvanceResult{.outcome = AdvanceResult::Outcome::kLockTimeout, .boundary = 0};
+    if (e->sqlstate == "55P03" || e->sqlstate == "57014") {
+      RollbackAttempt(conn, options_.statement_timeout_ms);
+      return BoundaryAdvance{.lock_timeout = true, .boundary = 0};
     }
-    return Failure(error);
+    return fail(*e);
   }
   // 3. v = last_value if is_called, else 0.
   r = conn.Exec("advance boundary: read sequence", kReadSequence, deadline);
   if (auto* e = std::get_if<DbError>(&r)) {
-    DbError error = std::move(*e);
-    RollbackAttempt(conn, options_.statement_timeout_ms);
-    return Failure(error);
+    return fail(*e);
   }
   if (std::get<PgResult>(r).rows() != 1) {
-    RollbackAttempt(conn, options_.statement_timeout_ms);
-    return Internal("advance boundary: the sequence did not answer one row");
+    return fail(InvariantError("advance boundary", "the sequence did not answer one row"));
   }
   int64_t v = std::get<PgResult>(r).Int8(0, 0);
   // 4. The guarded update must report exactly v.
@@ -89,27 +89,22 @@ Result<AdvanceResult> PostgresStore::AdvanceBoundary() {
   params.Int8(v);
   r = conn.Exec("advance boundary: store", kStoreBoundary, params, deadline);
   if (auto* e = std::get_if<DbError>(&r)) {
-    DbError error = std::move(*e);
-    RollbackAttempt(conn, options_.statement_timeout_ms);
-    return Failure(error);
+    return fail(*e);
   }
   const PgResult& updated = std::get<PgResult>(r);
   if (updated.rows() != 1 || updated.Int8(0, 0) != v) {
-    RollbackAttempt(conn, options_.statement_timeout_ms);
-    return Internal(
-        "advance boundary: the boundary row is missing or would go backwards (API-291)");
+    return fail(InvariantError("advance boundary",
+                               "the boundary row is missing or would go backwards (API-291)"));
   }
   // 5. Commit, which releases the barrier.
   r = conn.ExecScript("advance boundary: commit", "COMMIT", deadline);
   if (auto* e = std::get_if<DbError>(&r)) {
-    DbError error = std::move(*e);
-    RollbackAttempt(conn, options_.statement_timeout_ms);
-    return Failure(error);
+    return fail(*e);
   }
   if (std::get<PgResult>(r).CommandTag() != "COMMIT") {
-    return Internal("advance boundary: the transaction did not commit");
+    return InvariantError("advance boundary", "the transaction did not commit").ToStoreError();
   }
-  return AdvanceResult{.outcome = AdvanceResult::Outcome::kOk, .boundary = v};
+  return BoundaryAdvance{.lock_timeout = false, .boundary = v};
 }
 
 Result<int64_t> PostgresStore::ReadBoundary(Database database) {

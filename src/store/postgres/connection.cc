@@ -83,7 +83,8 @@ void IgnoreNotice(void*, const char*) {}
 DbResult<std::unique_ptr<Connection>> Connection::Open(const std::string& url,
                                                        std::string_view setting,
                                                        int statement_timeout_ms,
-                                                       Clock::time_point deadline) {
+                                                       Clock::time_point deadline,
+                                                       const std::string& application_name) {
   char* parse_error = nullptr;
   PQconninfoOption* parsed = PQconninfoParse(url.c_str(), &parse_error);
   if (parsed == nullptr) {
@@ -95,8 +96,11 @@ DbResult<std::unique_ptr<Connection>> Connection::Open(const std::string& url,
   PQconninfoFree(parsed);
 
   // Keywords before dbname are defaults the URL may override; those after it override the URL.
-  const char* const keys[] = {"application_name", "dbname", "client_encoding", nullptr};
-  const char* const values[] = {"xmtp-backend", url.c_str(), "UTF8", nullptr};
+  const bool forced_name = !application_name.empty();
+  const char* const keys[] = {"application_name", "dbname", "client_encoding",
+                              forced_name ? "application_name" : nullptr, nullptr};
+  const char* const values[] = {"xmtp-backend", url.c_str(), "UTF8",
+                                forced_name ? application_name.c_str() : nullptr, nullptr};
   PGconn* raw = PQconnectStartParams(keys, values, /*expand_dbname=*/1);
   if (raw == nullptr) {
     return ConnectFailure(setting, "out of memory");

@@ -57,11 +57,13 @@ class Connection {
   // connection bounded by client deadlines only). `setting` ("database.url") names the URL in
   // errors; neither the URL nor libpq's message text ever appears in one. A connection failure is
   // kConnection (sqlstate "3D000" when the database does not exist, "57P03" when the server is
-  // starting up); the deadline passing is kTimeout.
+  // starting up); the deadline passing is kTimeout. `application_name` (what pg_stat_activity
+  // shows) overrides the URL's when given; otherwise it is "xmtp-backend" unless the URL sets one.
   static DbResult<std::unique_ptr<Connection>> Open(const std::string& url,
                                                     std::string_view setting,
                                                     int statement_timeout_ms,
-                                                    Clock::time_point deadline);
+                                                    Clock::time_point deadline,
+                                                    const std::string& application_name = {});
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;

@@ -1,7 +1,7 @@
-// The PostgreSQL engine (STORE.md sections 2-4, 6, 7): a primary plus at most one streaming
-// physical replica, shared by many stateless instances. Writes, Query, Get, duplicate lookup and
-// identity history use the primary; Newest and ReadBoundary(kReadDatabase) use the replica when
-// one is configured (OPS-009).
+// The PostgreSQL engine (STORE.md sections 2-7): a primary plus at most one streaming physical
+// replica, shared by many stateless instances. Writes, Query, Get, duplicate lookup, identity
+// history and the boundary task use the primary; Newest, the stream reads (tail reader, heads,
+// catch-up) and ReadBoundary(kReadDatabase) use the replica when one is configured (OPS-009).
 //
 // Threading: every method blocks (network round trips, lock waits up to the configured bounds) and
 // is thread-safe; run them on the DB pool, never on an I/O thread.
@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "store/postgres/pool.h"
@@ -37,17 +38,6 @@ struct PostgresOptions {
 
 // Where a read goes: the primary, or the read database (the replica when configured).
 enum class Database : uint8_t { kPrimary, kReadDatabase };
-
-// Outcome of one attempt of the boundary task (STORE.md 4.1). A failure ("error") is the Status of
-// the Result instead.
-struct AdvanceResult {
-  enum class Outcome : uint8_t {
-    kOk,           // committed: `boundary` is the closed allocation boundary now stored
-    kLockTimeout,  // the exclusive barrier was not granted in time; nothing changed
-  };
-  Outcome outcome = Outcome::kOk;
-  int64_t boundary = 0;
-};
 
 class PostgresStore final : public Store {
  public:
@@ -75,11 +65,20 @@ class PostgresStore final : public Store {
                                                   bool with_payload) override;
   StoreResult<std::optional<StoredEnvelope>> Get(int64_t sequence_id) override;
 
-  // One attempt of the boundary task on the primary (STORE.md 4.1). kLockTimeout when the barrier
+  // One attempt of the boundary task on the primary (STORE.md 4.1). lock_timeout when the barrier
   // is not granted within max_barrier_wait_ms (or a statement timeout fires first); any other
-  // failure, including a guarded update that does not report exactly the value read (API-291), is
-  // an error Status (INTERNAL for the invariant, DEADLINE_EXCEEDED or UNAVAILABLE otherwise).
-  Result<AdvanceResult> AdvanceBoundary();
+  // failure is an error: kInvariant when the guarded update does not report exactly the value read
+  // (API-291), otherwise by the SQLSTATE mapping of STORE.md 3.2.
+  StoreResult<BoundaryAdvance> AdvanceBoundary() override;
+
+  // Streams (STORE.md 5, 7), all on the read database. OpenTailReader opens a new connection
+  // outside the pools, application_name "xmtp-backend tailer", statements bounded by the
+  // statement timeout. Heads is one statement on the read pool; CatchUp one REPEATABLE READ, READ
+  // ONLY transaction on it (candidate ids with sizes, the byte cutoff, then the admitted rows).
+  StoreResult<std::unique_ptr<TailReader>> OpenTailReader() override;
+  StoreResult<std::vector<int64_t>> Heads(const std::vector<std::string>& topics) override;
+  StoreResult<std::vector<std::vector<StoredEnvelope>>> CatchUp(
+      const std::vector<CatchUpRange>& ranges, uint32_t per_range, uint64_t byte_budget) override;
 
   // The stored closed allocation boundary as `database` sees it.
   Result<int64_t> ReadBoundary(Database database);
@@ -95,6 +94,12 @@ class PostgresStore final : public Store {
 
   Status WaitForReplica(Clock::time_point deadline);
   ConnectionPool& ReadPool() { return replica_ ? *replica_ : primary_; }
+  const std::string& ReadUrl() const {
+    return options_.replica_url ? *options_.replica_url : options_.primary_url;
+  }
+  const char* ReadSetting() const {
+    return options_.replica_url ? "database.replica_url" : "database.url";
+  }
   // Bounds a read's pool wait, and (plus a slack) its statement's client-side deadline.
   std::chrono::milliseconds StatementTimeout() const;
 

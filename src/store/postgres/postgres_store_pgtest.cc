@@ -683,25 +683,25 @@ TEST_F(PostgresStoreTest, BoundaryAdvancesToTheLastAllocatedIdAndNeverGoesDown) 
   auto store = Open();
   ASSERT_NE(store, nullptr);
   auto first = store->AdvanceBoundary();
-  ASSERT_TRUE(first.ok()) << first.status().ToString();
-  EXPECT_EQ(first->outcome, AdvanceResult::Outcome::kOk);
-  EXPECT_EQ(first->boundary, 0);  // an unused sequence
+  ASSERT_TRUE(std::holds_alternative<BoundaryAdvance>(first)) << Describe(first);
+  EXPECT_FALSE(std::get<BoundaryAdvance>(first).lock_timeout);
+  EXPECT_EQ(std::get<BoundaryAdvance>(first).boundary, 0);  // an unused sequence
 
   auto published = store->CommitPublish(
       Request({Item(GroupTopic(1), "a"), Item(GroupTopic(2), "b"), Item(GroupTopic(1), "c")}));
   ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(published)) << Describe(published);
   int64_t last = std::get<CommitPublishResult>(published).metas[2].sequence_id;
   auto second = store->AdvanceBoundary();
-  ASSERT_TRUE(second.ok()) << second.status().ToString();
-  EXPECT_EQ(second->boundary, last);
+  ASSERT_TRUE(std::holds_alternative<BoundaryAdvance>(second)) << Describe(second);
+  EXPECT_EQ(std::get<BoundaryAdvance>(second).boundary, last);
 
   // Ids drawn by a publish that rolled back are settled too: they can never be stored.
   CommitPublishRequest overflowing = Request({Item(GroupTopic(1), "d"), Item(GroupTopic(3), "e")});
   overflowing.retention.group_message = std::numeric_limits<int64_t>::max() / 1000000000;
   ASSERT_EQ(KindOf(store->CommitPublish(overflowing)), ErrorKind::kOverflow);
   auto third = store->AdvanceBoundary();
-  ASSERT_TRUE(third.ok());
-  EXPECT_EQ(third->boundary, last + 2);
+  ASSERT_TRUE(std::holds_alternative<BoundaryAdvance>(third)) << Describe(third);
+  EXPECT_EQ(std::get<BoundaryAdvance>(third).boundary, last + 2);
   auto read = store->ReadBoundary(Database::kPrimary);
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(*read, last + 2);
@@ -709,8 +709,7 @@ TEST_F(PostgresStoreTest, BoundaryAdvancesToTheLastAllocatedIdAndNeverGoesDown) 
   // A stored boundary above the sequence is never lowered: the attempt is an error.
   Sql("UPDATE allocation_boundary SET closed_sequence_id = 1000");
   auto backwards = store->AdvanceBoundary();
-  ASSERT_FALSE(backwards.ok());
-  EXPECT_EQ(backwards.status().code(), StatusCode::kInternal);
+  EXPECT_EQ(KindOf(backwards), ErrorKind::kInvariant);
   EXPECT_EQ(*store->ReadBoundary(Database::kPrimary), 1000);
 }
 
@@ -729,16 +728,17 @@ TEST_F(PostgresStoreTest, BoundaryReportsLockTimeoutWhileAPublisherHoldsTheBarri
   Sql("SELECT pg_advisory_xact_lock_shared(0, 2)", publisher->get());
   auto start = Clock::now();
   auto blocked = store->AdvanceBoundary();
-  ASSERT_TRUE(blocked.ok()) << blocked.status().ToString();
-  EXPECT_EQ(blocked->outcome, AdvanceResult::Outcome::kLockTimeout);
+  ASSERT_TRUE(std::holds_alternative<BoundaryAdvance>(blocked)) << Describe(blocked);
+  EXPECT_TRUE(std::get<BoundaryAdvance>(blocked).lock_timeout);
   EXPECT_LT(Clock::now() - start, seconds(3));
   EXPECT_EQ(*store->ReadBoundary(Database::kPrimary), 0);  // nothing changed
   Sql("COMMIT", publisher->get());
 
   auto free = store->AdvanceBoundary();
-  ASSERT_TRUE(free.ok());
-  EXPECT_EQ(free->outcome, AdvanceResult::Outcome::kOk);
-  EXPECT_EQ(free->boundary, std::get<CommitPublishResult>(published).metas[0].sequence_id);
+  ASSERT_TRUE(std::holds_alternative<BoundaryAdvance>(free)) << Describe(free);
+  EXPECT_FALSE(std::get<BoundaryAdvance>(free).lock_timeout);
+  EXPECT_EQ(std::get<BoundaryAdvance>(free).boundary,
+            std::get<CommitPublishResult>(published).metas[0].sequence_id);
 }
 
 TEST_F(PostgresStoreTest, BoundaryWaitsForAPublisherThatHoldsTheBarrier) {
@@ -751,14 +751,15 @@ TEST_F(PostgresStoreTest, BoundaryWaitsForAPublisherThatHoldsTheBarrier) {
   Sql("BEGIN", publisher->get());
   Sql("SELECT pg_advisory_xact_lock_shared(0, 2)", publisher->get());
   int64_t drawn = SqlInt("SELECT nextval('envelope_sequence')", publisher->get());
-  Result<AdvanceResult> result = Status(StatusCode::kUnknown, "not run");
+  StoreResult<BoundaryAdvance> result = StoreError{};
   std::thread task([&] { result = store->AdvanceBoundary(); });
   ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 1; }));
   Sql("ROLLBACK", publisher->get());
   task.join();
-  ASSERT_TRUE(result.ok()) << result.status().ToString();
-  EXPECT_EQ(result->outcome, AdvanceResult::Outcome::kOk);
-  EXPECT_EQ(result->boundary, drawn);  // settled: rolled back, never to be stored
+  ASSERT_TRUE(std::holds_alternative<BoundaryAdvance>(result)) << Describe(result);
+  EXPECT_FALSE(std::get<BoundaryAdvance>(result).lock_timeout);
+  EXPECT_EQ(std::get<BoundaryAdvance>(result).boundary,
+            drawn);  // settled: rolled back, never to be stored
 }
 
 // ---- The replica. ----
@@ -876,9 +877,10 @@ TEST_F(PostgresReplicaTest, NewestReadsTheReplicaAsAnEarlierView) {
   ASSERT_TRUE(std::holds_alternative<std::optional<StoredEnvelope>>(got));
   EXPECT_TRUE(std::get<std::optional<StoredEnvelope>>(got).has_value());
   // The boundary on the read database lags the same way.
-  auto advanced = store->AdvanceBoundary();
-  ASSERT_TRUE(advanced.ok());
-  EXPECT_EQ(*store->ReadBoundary(Database::kPrimary), advanced->boundary);
+  auto advance = store->AdvanceBoundary();
+  ASSERT_TRUE(std::holds_alternative<BoundaryAdvance>(advance)) << Describe(advance);
+  const BoundaryAdvance advanced = std::get<BoundaryAdvance>(advance);
+  EXPECT_EQ(*store->ReadBoundary(Database::kPrimary), advanced.boundary);
   EXPECT_EQ(*store->ReadBoundary(Database::kReadDatabase), 0);
 
   pause.Resume();
@@ -892,7 +894,7 @@ TEST_F(PostgresReplicaTest, NewestReadsTheReplicaAsAnEarlierView) {
   }));
   EXPECT_TRUE(WaitFor([&] {
     auto b = store->ReadBoundary(Database::kReadDatabase);
-    return b.ok() && *b == advanced->boundary;
+    return b.ok() && *b == advanced.boundary;
   }));
 }
 

@@ -1,8 +1,10 @@
-// Reads (STORE.md 7): each is one statement, so one snapshot, on the database OPS-009 allows.
+// Reads (STORE.md 7): each is one statement, so one snapshot, on the database OPS-009 allows;
+// catch-up is two statements in one REPEATABLE READ, READ ONLY transaction.
 #include <algorithm>
 #include <map>
 #include <set>
 
+#include "store/catch_up_cutoff.h"
 #include "store/postgres/postgres_store.h"
 #include "store/postgres/rows.h"
 
@@ -61,6 +63,31 @@ ORDER BY u.ord)sql";
 constexpr const char* kGet = "SELECT " XB_PG_META_COLUMNS R"sql(, e.payload
 FROM envelopes AS e WHERE e.sequence_id = $1::int8)sql";
 
+// implements: STORE.md 7 (heads: topic_watermark primary key, 0 when absent, per input position)
+constexpr const char* kHeads = R"sql(
+SELECT coalesce(w.last_sequence_id, 0)
+FROM unnest($1::bytea[]) WITH ORDINALITY AS u(topic, ord)
+LEFT JOIN topic_watermark AS w ON w.topic = u.topic
+ORDER BY u.ord)sql";
+
+// implements: STORE.md 7 (catch-up candidates: per range an envelopes_topic_sequence range scan
+// of at most $4 ids, with payload sizes but no payloads)
+constexpr const char* kCatchUpCandidates = R"sql(
+SELECT r.ord, x.sequence_id, x.payload_bytes
+FROM unnest($1::bytea[], $2::int8[], $3::int8[]) WITH ORDINALITY AS r(topic, after, through, ord)
+CROSS JOIN LATERAL (
+  SELECT e.sequence_id, octet_length(e.payload)::int8 AS payload_bytes
+  FROM envelopes AS e
+  WHERE e.topic = r.topic AND e.sequence_id > r.after AND e.sequence_id <= r.through
+  ORDER BY e.sequence_id
+  LIMIT $4::int8) AS x
+ORDER BY r.ord, x.sequence_id)sql";
+
+constexpr const char* kCatchUpRows = "SELECT " XB_PG_META_COLUMNS R"sql(, e.payload
+FROM envelopes AS e
+WHERE e.sequence_id = ANY($1::int8[])
+ORDER BY e.sequence_id)sql";
+
 std::string_view HashBytes(const Hash& hash) {
   return {reinterpret_cast<const char*>(hash.data()), hash.size()};
 }
@@ -79,6 +106,18 @@ DbResult<PgResult> ReadOnce(ConnectionPool& pool, std::chrono::milliseconds stat
   }
   return (*std::get<ConnectionPool::Lease>(lease))
       .Exec(what, sql, params, Clock::now() + statement_timeout + kClientSlack);
+}
+
+// Ends a read transaction that failed: ROLLBACK, or close a connection that cannot, so the release
+// hook never sees (and counts) a transaction this code left open on purpose.
+void RollbackRead(Connection& conn, std::chrono::milliseconds statement_timeout) {
+  if (!conn.usable() || conn.transaction_status() == PQTRANS_IDLE) {
+    return;
+  }
+  auto r = conn.ExecScript("read: rollback", "ROLLBACK", Clock::now() + statement_timeout);
+  if (std::holds_alternative<DbError>(r) || conn.transaction_status() != PQTRANS_IDLE) {
+    conn.CancelAndClose();
+  }
 }
 
 }  // namespace
@@ -259,6 +298,128 @@ StoreResult<std::optional<StoredEnvelope>> PostgresStore::Get(int64_t sequence_i
   }
   return std::optional<StoredEnvelope>(StoredEnvelope{
       .meta = std::move(*meta), .payload = std::string(rows.Bytes(0, kMetaColumnCount))});
+}
+
+// implements: STORE.md 7 (heads, one statement on the read database)
+StoreResult<std::vector<int64_t>> PostgresStore::Heads(const std::vector<std::string>& topics) {
+  std::vector<int64_t> out;
+  if (topics.empty()) {
+    return out;
+  }
+  std::vector<std::string_view> names(topics.begin(), topics.end());
+  Params params;
+  params.ByteaArray(names);
+  auto r = ReadOnce(ReadPool(), StatementTimeout(), "heads", kHeads, params);
+  if (auto* e = std::get_if<DbError>(&r)) {
+    return e->ToStoreError();
+  }
+  const PgResult& rows = std::get<PgResult>(r);
+  if (rows.rows() != static_cast<int>(topics.size())) {
+    return BadRow("heads");
+  }
+  out.reserve(topics.size());
+  for (int row = 0; row < rows.rows(); ++row) {
+    out.push_back(rows.Int8(row, 0));
+  }
+  return out;
+}
+
+// implements: STORE.md 7 (catch-up history: candidate ids with sizes, the byte cutoff keeping each
+// range's prefix, payloads for admitted ids only, all in one REPEATABLE READ READ ONLY snapshot of
+// the read database), ARC-087
+StoreResult<std::vector<std::vector<StoredEnvelope>>> PostgresStore::CatchUp(
+    const std::vector<CatchUpRange>& ranges, uint32_t per_range, uint64_t byte_budget) {
+  std::vector<std::vector<StoredEnvelope>> out(ranges.size());
+  if (ranges.empty() || per_range == 0) {
+    return out;
+  }
+  auto lease = ReadPool().Acquire(Clock::now() + StatementTimeout());
+  if (auto* e = std::get_if<DbError>(&lease)) {
+    return e->ToStoreError();
+  }
+  Connection& conn = *std::get<ConnectionPool::Lease>(lease);
+  auto deadline = [this] { return Clock::now() + StatementTimeout() + kClientSlack; };
+  auto fail = [&](const DbError& error) -> StoreError {
+    RollbackRead(conn, StatementTimeout());
+    return error.ToStoreError();
+  };
+
+  auto r = conn.ExecScript("catch-up: begin", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+                           deadline());
+  if (auto* e = std::get_if<DbError>(&r)) {
+    return fail(*e);
+  }
+  // 1. Candidate ids and payload sizes per range.
+  std::vector<std::string_view> topics;
+  std::vector<int64_t> afters;
+  std::vector<int64_t> throughs;
+  for (const CatchUpRange& range : ranges) {
+    topics.push_back(range.topic);
+    afters.push_back(range.after);
+    throughs.push_back(range.through);
+  }
+  Params candidate_params;
+  candidate_params.ByteaArray(topics).Int8Array(afters).Int8Array(throughs).Int8(per_range);
+  r = conn.Exec("catch-up: candidates", kCatchUpCandidates, candidate_params, deadline());
+  if (auto* e = std::get_if<DbError>(&r)) {
+    return fail(*e);
+  }
+  std::vector<std::vector<int64_t>> ids(ranges.size());
+  std::vector<std::vector<uint64_t>> sizes(ranges.size());
+  {
+    const PgResult& rows = std::get<PgResult>(r);
+    for (int row = 0; row < rows.rows(); ++row) {
+      const int64_t ord = rows.Int8(row, 0);
+      if (ord < 1 || ord > static_cast<int64_t>(ranges.size())) {
+        return fail(InvariantError("catch-up: candidates", "a row names no requested range"));
+      }
+      ids[static_cast<size_t>(ord - 1)].push_back(rows.Int8(row, 1));
+      sizes[static_cast<size_t>(ord - 1)].push_back(static_cast<uint64_t>(rows.Int8(row, 2)));
+    }
+  }
+  // 2. The byte cutoff, then the admitted rows (distinct ids: ranges may overlap).
+  const std::vector<size_t> admitted = AdmitByRounds(sizes, byte_budget);
+  std::vector<int64_t> load;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    load.insert(load.end(), ids[i].begin(), ids[i].begin() + static_cast<ptrdiff_t>(admitted[i]));
+  }
+  std::sort(load.begin(), load.end());
+  load.erase(std::unique(load.begin(), load.end()), load.end());
+  std::map<int64_t, StoredEnvelope> by_id;
+  if (!load.empty()) {
+    Params load_params;
+    load_params.Int8Array(load);
+    r = conn.Exec("catch-up: rows", kCatchUpRows, load_params, deadline());
+    if (auto* e = std::get_if<DbError>(&r)) {
+      return fail(*e);
+    }
+    const PgResult& rows = std::get<PgResult>(r);
+    for (int row = 0; row < rows.rows(); ++row) {
+      auto meta = ReadMeta(rows, row, 0);
+      if (!meta) {
+        return fail(InvariantError("catch-up: rows", "a stored row breaks the schema"));
+      }
+      const int64_t id = meta->sequence_id;
+      by_id.emplace(id, StoredEnvelope{.meta = std::move(*meta),
+                                       .payload = std::string(rows.Bytes(row, kMetaColumnCount))});
+    }
+  }
+  r = conn.ExecScript("catch-up: commit", "COMMIT", deadline());
+  if (auto* e = std::get_if<DbError>(&r)) {
+    return fail(*e);
+  }
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    out[i].reserve(admitted[i]);
+    for (size_t k = 0; k < admitted[i]; ++k) {
+      auto it = by_id.find(ids[i][k]);
+      if (it == by_id.end()) {
+        return InvariantError("catch-up", "a candidate row vanished inside one snapshot")
+            .ToStoreError();
+      }
+      out[i].push_back(it->second);
+    }
+  }
+  return out;
 }
 
 }  // namespace xb::store::postgres
