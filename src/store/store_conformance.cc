@@ -724,5 +724,324 @@ TEST_P(StoreConformanceTest, ConcurrentPublishersGetUniqueIdsAndReadersSeePrefix
   }
 }
 
+// ---- Stream reads (STORE.md 4, 5, 7). ----
+
+// A payload of exactly `size` bytes, distinct per tag (so its hash is distinct too).
+std::string PayloadOfSize(const std::string& tag, size_t size) {
+  std::string payload = tag + ":";
+  payload.resize(std::max(size, payload.size()), 'x');
+  return payload;
+}
+
+// Publishes each (topic, payload) in its own request, in order; the stored metas.
+std::vector<EnvelopeMeta> PublishEach(
+    Store& store, const std::vector<std::pair<std::string, std::string>>& rows) {
+  std::vector<EnvelopeMeta> metas;
+  for (const auto& [topic, payload] : rows) {
+    auto result = store.CommitPublish(Request({Item(topic, payload)}));
+    if (!IsOk(result)) {
+      ADD_FAILURE() << Describe(result);
+      return metas;
+    }
+    metas.push_back(std::get<CommitPublishResult>(result).metas[0]);
+  }
+  return metas;
+}
+
+std::vector<int64_t> HeadIds(const std::vector<RowHead>& heads) {
+  std::vector<int64_t> ids;
+  for (const RowHead& head : heads) {
+    ids.push_back(head.sequence_id);
+  }
+  return ids;
+}
+
+std::vector<std::vector<int64_t>> IdsPerRange(const std::vector<std::vector<StoredEnvelope>>& r) {
+  std::vector<std::vector<int64_t>> ids;
+  for (const std::vector<StoredEnvelope>& range : r) {
+    ids.push_back(Ids(range));
+  }
+  return ids;
+}
+
+TEST_P(StoreConformanceTest, AdvanceBoundaryReachesTheLastIdAndNeverDecreases) {
+  // verifies: STORE.md 4.1
+  // verifies: API-291
+  ASSERT_STORE_OK(BoundaryAdvance empty, store_->AdvanceBoundary());
+  EXPECT_FALSE(empty.lock_timeout);
+  EXPECT_EQ(empty.boundary, 0);
+
+  const std::vector<EnvelopeMeta> first =
+      PublishEach(*store_, {{GroupTopic(1), "a"}, {GroupTopic(2), "b"}, {GroupTopic(1), "c"}});
+  ASSERT_EQ(first.size(), 3u);
+  ASSERT_STORE_OK(BoundaryAdvance advanced, store_->AdvanceBoundary());
+  EXPECT_FALSE(advanced.lock_timeout);
+  EXPECT_EQ(advanced.boundary, first[2].sequence_id);
+
+  ASSERT_STORE_OK(BoundaryAdvance again, store_->AdvanceBoundary());
+  EXPECT_EQ(again.boundary, advanced.boundary);  // nothing new: it stays
+
+  const std::vector<EnvelopeMeta> later = PublishEach(*store_, {{GroupTopic(3), "d"}});
+  ASSERT_EQ(later.size(), 1u);
+  ASSERT_STORE_OK(BoundaryAdvance risen, store_->AdvanceBoundary());
+  EXPECT_EQ(risen.boundary, later[0].sequence_id);
+  EXPECT_GT(risen.boundary, again.boundary);
+}
+
+TEST_P(StoreConformanceTest, HeadsGiveEachPositionItsTopicsLastIdOrZero) {
+  // verifies: STORE.md 7 (heads)
+  const std::string a = GroupTopic(1);
+  const std::string b = GroupTopic(2);
+  ASSERT_STORE_OK(std::vector<int64_t> before, store_->Heads({a}));
+  EXPECT_EQ(before, std::vector<int64_t>({0}));
+
+  const std::vector<EnvelopeMeta> metas = PublishEach(*store_, {{a, "a1"}, {b, "b1"}, {a, "a2"}});
+  ASSERT_EQ(metas.size(), 3u);
+  ASSERT_STORE_OK(std::vector<int64_t> heads, store_->Heads({a, GroupTopic(9), a, b}));
+  EXPECT_EQ(heads, std::vector<int64_t>(
+                       {metas[2].sequence_id, 0, metas[2].sequence_id, metas[1].sequence_id}));
+
+  ASSERT_STORE_OK(std::vector<int64_t> none, store_->Heads({}));
+  EXPECT_TRUE(none.empty());
+}
+
+TEST_P(StoreConformanceTest, CatchUpReturnsEachRangesRowsAscendingUpToTheCap) {
+  // verifies: STORE.md 7 (catch-up history)
+  const std::string a = GroupTopic(1);
+  const std::string b = GroupTopic(2);
+  const std::vector<EnvelopeMeta> m = PublishEach(
+      *store_,
+      {{a, "a0"}, {b, "b0"}, {a, "a1"}, {a, "a2"}, {b, "b1"}, {a, "a3"}, {b, "b2"}, {a, "a4"}});
+  ASSERT_EQ(m.size(), 8u);
+  const std::vector<int64_t> ai = {m[0].sequence_id, m[2].sequence_id, m[3].sequence_id,
+                                   m[5].sequence_id, m[7].sequence_id};
+  const std::vector<int64_t> bi = {m[1].sequence_id, m[4].sequence_id, m[6].sequence_id};
+
+  ASSERT_STORE_OK(auto rows, store_->CatchUp(
+                                 {
+                                     {a, 0, ai[4]},                       // capped at 3
+                                     {b, bi[0], bi[2]},                   // after is exclusive
+                                     {GroupTopic(9), 0, kMaxSequenceId},  // no rows
+                                     {a, ai[1], ai[3]},                   // through is inclusive
+                                     {a, ai[4], ai[4]},                   // empty range
+                                 },
+                                 /*per_range=*/3, /*byte_budget=*/UINT64_MAX));
+  EXPECT_EQ(IdsPerRange(rows),
+            std::vector<std::vector<int64_t>>(
+                {{ai[0], ai[1], ai[2]}, {bi[1], bi[2]}, {}, {ai[2], ai[3]}, {}}));
+  // Full rows, as Get reads them.
+  for (const std::vector<StoredEnvelope>& range : rows) {
+    for (const StoredEnvelope& row : range) {
+      ASSERT_STORE_OK(std::optional<StoredEnvelope> got, store_->Get(row.meta.sequence_id));
+      ASSERT_TRUE(got.has_value());
+      ExpectMetaEq(row.meta, got->meta);
+      EXPECT_EQ(row.payload, got->payload);
+    }
+  }
+  EXPECT_EQ(rows[1][0].payload, "b1");
+
+  ASSERT_STORE_OK(auto none, store_->CatchUp({}, 3, UINT64_MAX));
+  EXPECT_TRUE(none.empty());
+}
+
+TEST_P(StoreConformanceTest, CatchUpByteCutoffAdmitsRoundRobinPrefixesAndThenStops) {
+  // verifies: STORE.md 7 (catch-up byte cutoff keeps each topic's prefix)
+  // verifies: ARC-087
+  const std::string a = GroupTopic(1);
+  const std::string b = GroupTopic(2);
+  const std::string c = GroupTopic(3);
+  // Each row costs its payload + 256 bytes: 356 for 100 bytes, 1256 for 1000, 266 for 10.
+  const std::vector<EnvelopeMeta> m = PublishEach(*store_, {{a, PayloadOfSize("a0", 100)},
+                                                            {a, PayloadOfSize("a1", 100)},
+                                                            {a, PayloadOfSize("a2", 1000)},
+                                                            {b, PayloadOfSize("b0", 100)},
+                                                            {c, PayloadOfSize("c0", 100)},
+                                                            {c, PayloadOfSize("c1", 100)},
+                                                            {c, PayloadOfSize("c2", 10)}});
+  ASSERT_EQ(m.size(), 7u);
+  const std::vector<CatchUpRange> ranges = {
+      {a, 0, kMaxSequenceId}, {b, 0, kMaxSequenceId}, {c, 0, kMaxSequenceId}};
+  auto id = [&](size_t i) { return m[i].sequence_id; };
+
+  // Round 0: a0 b0 c0 (1068); round 1: a1 c1 (1780); round 2: a2 (3036) c2 (3302).
+  ASSERT_STORE_OK(auto all, store_->CatchUp(ranges, 10, UINT64_MAX));
+  EXPECT_EQ(IdsPerRange(all), std::vector<std::vector<int64_t>>(
+                                  {{id(0), id(1), id(2)}, {id(3)}, {id(4), id(5), id(6)}}));
+  EXPECT_EQ(all[0][2].payload.size(), 1000u);
+
+  // Exactly at the budget: five rows fit.
+  ASSERT_STORE_OK(auto exact, store_->CatchUp(ranges, 10, 1780));
+  EXPECT_EQ(IdsPerRange(exact),
+            std::vector<std::vector<int64_t>>({{id(0), id(1)}, {id(3)}, {id(4), id(5)}}));
+  // a2 does not fit; c2 would, but the cutoff stops at the first row that does not.
+  ASSERT_STORE_OK(auto stopped, store_->CatchUp(ranges, 10, 1780 + 266));
+  EXPECT_EQ(IdsPerRange(stopped), IdsPerRange(exact));
+  // One byte less: c1 no longer fits, and round 1 ends after a1.
+  ASSERT_STORE_OK(auto less, store_->CatchUp(ranges, 10, 1779));
+  EXPECT_EQ(IdsPerRange(less),
+            std::vector<std::vector<int64_t>>({{id(0), id(1)}, {id(3)}, {id(4)}}));
+  // The cap applies before the cutoff.
+  ASSERT_STORE_OK(auto capped, store_->CatchUp(ranges, 1, UINT64_MAX));
+  EXPECT_EQ(IdsPerRange(capped), std::vector<std::vector<int64_t>>({{id(0)}, {id(3)}, {id(4)}}));
+}
+
+TEST_P(StoreConformanceTest, CatchUpAlwaysAdmitsTheFirstRowWhateverItsSize) {
+  // verifies: STORE.md 7 (catch-up byte cutoff)
+  const std::string a = GroupTopic(1);
+  const std::string b = GroupTopic(2);
+  const std::vector<EnvelopeMeta> m =
+      PublishEach(*store_, {{a, PayloadOfSize("a0", 5000)}, {a, "a1"}, {b, "b0"}});
+  ASSERT_EQ(m.size(), 3u);
+  ASSERT_STORE_OK(auto rows, store_->CatchUp({{GroupTopic(9), 0, kMaxSequenceId},
+                                              {a, 0, kMaxSequenceId},
+                                              {b, 0, kMaxSequenceId}},
+                                             10, /*byte_budget=*/0));
+  EXPECT_EQ(IdsPerRange(rows), std::vector<std::vector<int64_t>>({{}, {m[0].sequence_id}, {}}));
+  EXPECT_EQ(rows[1][0].payload, PayloadOfSize("a0", 5000));
+}
+
+TEST_P(StoreConformanceTest, TailReaderBeginsAtTheAdvancedBoundaryAndPagesForward) {
+  // verifies: STORE.md 5.3 (steps 1 and 3)
+  const std::string a = GroupTopic(1);
+  const std::string b = GroupTopic(2);
+  const std::vector<EnvelopeMeta> m = PublishEach(
+      *store_, {{a, "a0"}, {b, PayloadOfSize("b0", 300)}, {a, "a1"}, {b, "b1"}, {a, "a2"}});
+  ASSERT_EQ(m.size(), 5u);
+  ASSERT_STORE_OK(BoundaryAdvance advanced, store_->AdvanceBoundary());
+  ASSERT_EQ(advanced.boundary, m[4].sequence_id);
+
+  ASSERT_STORE_OK(std::unique_ptr<TailReader> reader, store_->OpenTailReader());
+  ASSERT_NE(reader, nullptr);
+  ASSERT_STORE_OK(int64_t boundary, reader->Begin());
+  EXPECT_EQ(boundary, advanced.boundary);
+
+  ASSERT_STORE_OK(std::vector<RowHead> page1, reader->Forward(0, 2));
+  EXPECT_EQ(HeadIds(page1), std::vector<int64_t>({m[0].sequence_id, m[1].sequence_id}));
+  EXPECT_EQ(page1[0].topic, a);
+  EXPECT_EQ(page1[0].payload_bytes, 2u);
+  EXPECT_EQ(page1[1].topic, b);
+  EXPECT_EQ(page1[1].payload_bytes, 300u);
+  ASSERT_STORE_OK(std::vector<RowHead> page2, reader->Forward(page1.back().sequence_id, 2));
+  EXPECT_EQ(HeadIds(page2), std::vector<int64_t>({m[2].sequence_id, m[3].sequence_id}));
+  ASSERT_STORE_OK(std::vector<RowHead> page3, reader->Forward(page2.back().sequence_id, 2));
+  EXPECT_EQ(HeadIds(page3), std::vector<int64_t>({m[4].sequence_id}));
+  ASSERT_STORE_OK(std::vector<RowHead> page4, reader->Forward(page3.back().sequence_id, 2));
+  EXPECT_TRUE(page4.empty());
+  ASSERT_STORE_OK(bool ended, reader->End());
+  EXPECT_TRUE(ended);
+  ASSERT_STORE_OK(bool ended_again, reader->End());  // no snapshot open: a no-op
+  EXPECT_TRUE(ended_again);
+}
+
+TEST_P(StoreConformanceTest, TailReaderSnapshotHidesLaterCommitsUntilTheNextBegin) {
+  // verifies: STORE.md 5.3 (one snapshot per poll)
+  const std::vector<EnvelopeMeta> first = PublishEach(*store_, {{GroupTopic(1), "first"}});
+  ASSERT_EQ(first.size(), 1u);
+  ASSERT_STORE_OK(std::unique_ptr<TailReader> reader, store_->OpenTailReader());
+  ASSERT_STORE_OK(int64_t boundary, reader->Begin());
+  EXPECT_LE(boundary, first[0].sequence_id);
+
+  const std::vector<EnvelopeMeta> second = PublishEach(*store_, {{GroupTopic(1), "second"}});
+  ASSERT_EQ(second.size(), 1u);
+  ASSERT_STORE_OK(std::vector<RowHead> during, reader->Forward(0, 10));
+  EXPECT_EQ(HeadIds(during), std::vector<int64_t>({first[0].sequence_id}));
+  ASSERT_STORE_OK(std::vector<StoredEnvelope> hidden, reader->Load({second[0].sequence_id}));
+  EXPECT_TRUE(hidden.empty());
+  ASSERT_STORE_OK(bool ended, reader->End());
+  EXPECT_TRUE(ended);
+
+  ASSERT_STORE_OK(int64_t next_boundary, reader->Begin());
+  EXPECT_GE(next_boundary, boundary);  // never decreases
+  ASSERT_STORE_OK(std::vector<RowHead> after, reader->Forward(0, 10));
+  EXPECT_EQ(HeadIds(after), std::vector<int64_t>({first[0].sequence_id, second[0].sequence_id}));
+  ASSERT_STORE_OK(bool ended_again, reader->End());
+  EXPECT_TRUE(ended_again);
+}
+
+TEST_P(StoreConformanceTest, TailReaderProbeReturnsEachRangesRowsUpToTheCap) {
+  // verifies: STORE.md 5.3 (step 2: gap probes)
+  const std::vector<EnvelopeMeta> m = PublishEach(*store_, {{GroupTopic(1), "p0"},
+                                                            {GroupTopic(2), "p1"},
+                                                            {GroupTopic(1), "p2"},
+                                                            {GroupTopic(3), "p3"},
+                                                            {GroupTopic(2), "p4"},
+                                                            {GroupTopic(1), "p5"}});
+  ASSERT_EQ(m.size(), 6u);
+  auto id = [&](size_t i) { return m[i].sequence_id; };
+  ASSERT_STORE_OK(std::unique_ptr<TailReader> reader, store_->OpenTailReader());
+  ASSERT_STORE_OK(int64_t boundary, reader->Begin());
+  EXPECT_GE(boundary, 0);
+
+  ASSERT_STORE_OK(std::vector<std::vector<RowHead>> probed,
+                  reader->Probe({{id(0), id(2)},            // capped at 2
+                                 {id(4), id(4)},            // a single id
+                                 {id(5) + 1, id(5) + 100},  // above every row
+                                 {id(1), id(5)}},           // capped at 2
+                                /*per_range=*/2));
+  ASSERT_EQ(probed.size(), 4u);
+  EXPECT_EQ(HeadIds(probed[0]), std::vector<int64_t>({id(0), id(1)}));
+  EXPECT_EQ(HeadIds(probed[1]), std::vector<int64_t>({id(4)}));
+  EXPECT_TRUE(probed[2].empty());
+  EXPECT_EQ(HeadIds(probed[3]), std::vector<int64_t>({id(1), id(2)}));
+  EXPECT_EQ(probed[1][0].topic, GroupTopic(2));
+  EXPECT_EQ(probed[1][0].payload_bytes, 2u);
+
+  ASSERT_STORE_OK(std::vector<std::vector<RowHead>> none, reader->Probe({}, 2));
+  EXPECT_TRUE(none.empty());
+  ASSERT_STORE_OK(bool ended, reader->End());
+  EXPECT_TRUE(ended);
+}
+
+TEST_P(StoreConformanceTest, TailReaderLoadReturnsFullRowsEqualToGet) {
+  // verifies: STORE.md 5.3 (step 4: payloads in the same snapshot)
+  PublishItem commit = Item(GroupTopic(1), "commit", RetentionClass::kExempt);
+  commit.is_commit_or_proposal = true;
+  ASSERT_STORE_OK(
+      CommitPublishResult published,
+      store_->CommitPublish(Request({Item(GroupTopic(1), "message"), commit,
+                                     IdentityItem(IdentityTopic(1), "identity", 0),
+                                     Item(WelcomeTopic(1), "welcome", RetentionClass::kWelcome)})));
+  const std::vector<EnvelopeMeta>& m = published.metas;
+  ASSERT_STORE_OK(std::unique_ptr<TailReader> reader, store_->OpenTailReader());
+  ASSERT_STORE_OK(int64_t boundary, reader->Begin());
+  EXPECT_GE(boundary, 0);
+  ASSERT_STORE_OK(std::vector<StoredEnvelope> loaded,
+                  reader->Load({m[0].sequence_id, m[1].sequence_id, m[2].sequence_id,
+                                m[3].sequence_id + 1000}));
+  ASSERT_EQ(Ids(loaded), std::vector<int64_t>({m[0].sequence_id, m[1].sequence_id,
+                                               m[2].sequence_id}));  // the unknown id is absent
+  for (const StoredEnvelope& row : loaded) {
+    ASSERT_STORE_OK(std::optional<StoredEnvelope> got, store_->Get(row.meta.sequence_id));
+    ASSERT_TRUE(got.has_value());
+    ExpectMetaEq(row.meta, got->meta);
+    EXPECT_EQ(row.payload, got->payload);
+  }
+  EXPECT_TRUE(loaded[1].meta.is_commit_or_proposal);
+  EXPECT_EQ(loaded[2].payload, "identity");
+
+  ASSERT_STORE_OK(std::vector<StoredEnvelope> none, reader->Load({}));
+  EXPECT_TRUE(none.empty());
+  ASSERT_STORE_OK(bool ended, reader->End());
+  EXPECT_TRUE(ended);
+}
+
+TEST_P(StoreConformanceTest, TailReaderScanWithoutASnapshotFailsAndLeavesItUnusable) {
+  // verifies: store.h TailReader (any error means the connection is unusable)
+  ASSERT_STORE_OK(std::unique_ptr<TailReader> reader, store_->OpenTailReader());
+  auto forward = reader->Forward(0, 10);
+  ASSERT_FALSE(IsOk(forward));
+  EXPECT_EQ(ErrorOf(forward).kind, ErrorKind::kInvariant) << ErrorOf(forward).message;
+  auto begin = reader->Begin();
+  ASSERT_FALSE(IsOk(begin));
+  EXPECT_EQ(ErrorOf(begin).kind, ErrorKind::kConnection) << ErrorOf(begin).message;
+
+  // A fresh reader works.
+  ASSERT_STORE_OK(std::unique_ptr<TailReader> fresh, store_->OpenTailReader());
+  ASSERT_STORE_OK(int64_t boundary, fresh->Begin());
+  EXPECT_EQ(boundary, 0);
+  ASSERT_STORE_OK(bool ended, fresh->End());
+  EXPECT_TRUE(ended);
+}
+
 }  // namespace
 }  // namespace xb::store
