@@ -762,6 +762,66 @@ TEST_F(PostgresStoreTest, BoundaryWaitsForAPublisherThatHoldsTheBarrier) {
             drawn);  // settled: rolled back, never to be stored
 }
 
+// ---- The tailer's connection. ----
+
+TEST_F(PostgresStoreTest, TailerConnectionIsNamedAndFailsAsConnectionOnceTerminated) {
+  // verifies: STORE.md 2.5 (the tailer's dedicated connection, application_name)
+  // verifies: STORE.md 5.3 (a lost connection is a poll failure)
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(
+      store->CommitPublish(Request({Item(GroupTopic(1), "a")}))));
+  Params db_name;
+  db_name.Text(db_->name());
+  constexpr const char* kTailers =
+      "SELECT pid FROM pg_stat_activity WHERE application_name = 'xmtp-backend tailer' AND "
+      "datname = $1::text";
+  auto terminate = [&](int32_t pid) {
+    Params p;
+    p.Int4(pid);
+    Sql("SELECT pg_terminate_backend($1::int4)", p);
+    ASSERT_TRUE(WaitFor([&] {
+      Params q;
+      q.Int4(pid);
+      return SqlInt("SELECT count(*) FROM pg_stat_activity WHERE pid = $1::int4", q) == 0;
+    }));
+  };
+
+  // Terminated while idle: the next Begin fails.
+  {
+    auto opened = store->OpenTailReader();
+    ASSERT_TRUE(std::holds_alternative<std::unique_ptr<TailReader>>(opened)) << Describe(opened);
+    std::unique_ptr<TailReader> reader = std::move(std::get<std::unique_ptr<TailReader>>(opened));
+    auto begin = reader->Begin();
+    ASSERT_TRUE(std::holds_alternative<int64_t>(begin)) << Describe(begin);
+    ASSERT_TRUE(std::holds_alternative<bool>(reader->End()));
+
+    PgResult tailers = Sql(kTailers, db_name);
+    ASSERT_EQ(tailers.rows(), 1);
+    terminate(tailers.Int4(0, 0));
+    EXPECT_EQ(KindOf(reader->Begin()), ErrorKind::kConnection);
+    EXPECT_EQ(KindOf(reader->Forward(0, 10)), ErrorKind::kConnection);  // unusable from now on
+  }
+  // Terminated inside a snapshot: the next scan fails.
+  {
+    auto opened = store->OpenTailReader();
+    ASSERT_TRUE(std::holds_alternative<std::unique_ptr<TailReader>>(opened)) << Describe(opened);
+    std::unique_ptr<TailReader> reader = std::move(std::get<std::unique_ptr<TailReader>>(opened));
+    ASSERT_TRUE(std::holds_alternative<int64_t>(reader->Begin()));
+    PgResult tailers = Sql(kTailers, db_name);
+    ASSERT_EQ(tailers.rows(), 1);
+    terminate(tailers.Int4(0, 0));
+    EXPECT_EQ(KindOf(reader->Forward(0, 10)), ErrorKind::kConnection);
+    EXPECT_EQ(KindOf(reader->Begin()), ErrorKind::kConnection);
+  }
+  // The store's pools are untouched: reads still work, and a new tailer connects.
+  EXPECT_TRUE(std::holds_alternative<std::vector<int64_t>>(store->Heads({GroupTopic(1)})));
+  auto again = store->OpenTailReader();
+  ASSERT_TRUE(std::holds_alternative<std::unique_ptr<TailReader>>(again)) << Describe(again);
+  auto begin = std::get<std::unique_ptr<TailReader>>(again)->Begin();
+  EXPECT_TRUE(std::holds_alternative<int64_t>(begin)) << Describe(begin);
+}
+
 // ---- The replica. ----
 
 // Replay pauses are cluster-wide: tests that pause serialize on a lock in the `postgres`
@@ -896,6 +956,66 @@ TEST_F(PostgresReplicaTest, NewestReadsTheReplicaAsAnEarlierView) {
     auto b = store->ReadBoundary(Database::kReadDatabase);
     return b.ok() && *b == advanced.boundary;
   }));
+}
+
+TEST_F(PostgresReplicaTest, StreamReadsUseTheReplica) {
+  // verifies: STORE.md 6 (head capture, catch-up history and the tailer on the read database)
+  auto store = Open(db_->Options(/*with_replica=*/true));
+  ASSERT_NE(store, nullptr);
+  const std::string t = GroupTopic(1);
+  const std::string u = GroupTopic(2);
+  auto first = store->CommitPublish(Request({Item(t, "t1")}));
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(first)) << Describe(first);
+  const int64_t t1 = std::get<CommitPublishResult>(first).metas[0].sequence_id;
+  auto advance = store->AdvanceBoundary();
+  ASSERT_TRUE(std::holds_alternative<BoundaryAdvance>(advance)) << Describe(advance);
+  ASSERT_EQ(std::get<BoundaryAdvance>(advance).boundary, t1);
+  ASSERT_TRUE(WaitFor([&] {
+    auto b = store->ReadBoundary(Database::kReadDatabase);
+    return b.ok() && *b == t1;
+  }));
+
+  ReplayPause pause(*cluster_, *replica_);
+  Status paused = pause.Pause();
+  ASSERT_TRUE(paused.ok()) << paused.ToString();
+  auto second = store->CommitPublish(Request({Item(t, "t2"), Item(u, "u1")}));
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(second)) << Describe(second);
+  advance = store->AdvanceBoundary();
+  ASSERT_TRUE(std::holds_alternative<BoundaryAdvance>(advance)) << Describe(advance);
+  EXPECT_GT(std::get<BoundaryAdvance>(advance).boundary, t1);  // on the primary
+
+  // The replica has not replayed the second publish: every stream read shows the earlier view.
+  auto heads = store->Heads({t, u});
+  ASSERT_TRUE(std::holds_alternative<std::vector<int64_t>>(heads)) << Describe(heads);
+  EXPECT_EQ(std::get<std::vector<int64_t>>(heads), std::vector<int64_t>({t1, 0}));
+  auto caught_up = store->CatchUp({{t, 0, kMaxSequenceId}, {u, 0, kMaxSequenceId}}, 64, 1 << 20);
+  ASSERT_TRUE((std::holds_alternative<std::vector<std::vector<StoredEnvelope>>>(caught_up)))
+      << Describe(caught_up);
+  const auto& ranges = std::get<std::vector<std::vector<StoredEnvelope>>>(caught_up);
+  ASSERT_EQ(ranges.size(), 2u);
+  ASSERT_EQ(ranges[0].size(), 1u);
+  EXPECT_EQ(ranges[0][0].meta.sequence_id, t1);
+  EXPECT_TRUE(ranges[1].empty());
+
+  auto opened = store->OpenTailReader();
+  ASSERT_TRUE(std::holds_alternative<std::unique_ptr<TailReader>>(opened)) << Describe(opened);
+  std::unique_ptr<TailReader> reader = std::move(std::get<std::unique_ptr<TailReader>>(opened));
+  auto begin = reader->Begin();
+  ASSERT_TRUE(std::holds_alternative<int64_t>(begin)) << Describe(begin);
+  EXPECT_EQ(std::get<int64_t>(begin), t1);  // the boundary as the replica shows it
+  auto forward = reader->Forward(0, 10);
+  ASSERT_TRUE(std::holds_alternative<std::vector<RowHead>>(forward)) << Describe(forward);
+  ASSERT_EQ(std::get<std::vector<RowHead>>(forward).size(), 1u);
+  EXPECT_EQ(std::get<std::vector<RowHead>>(forward)[0].sequence_id, t1);
+  ASSERT_TRUE(std::holds_alternative<bool>(reader->End()));
+  // The tailer's connection is on the replica, not the primary.
+  Params db_name;
+  db_name.Text(db_->name());
+  constexpr const char* kTailers =
+      "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'xmtp-backend tailer' AND "
+      "datname = $1::text";
+  EXPECT_EQ(SqlInt(kTailers, db_name, replica_.get()), 1);
+  EXPECT_EQ(SqlInt(kTailers, db_name), 0);
 }
 
 TEST_F(PostgresReplicaTest, OpenWaitsForTheReplicaToReplayTheMigrations) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <future>
@@ -272,6 +273,40 @@ TEST_F(SqliteStoreTest, CommitListenerHearsEachStoringCommitInOrder) {
   std::lock_guard lock(mu);
   EXPECT_EQ(heard, std::vector<int64_t>({2, 3}));
   EXPECT_EQ(store->LastCommittedId(), 4);
+}
+
+TEST_F(SqliteStoreTest, CommitListenerThroughTheStoreInterfaceGetsTheNewLastIdATailerThenSees) {
+  // verifies: STORE.md 8 (tailer: after each commit the writer publishes the new last id; a fresh
+  // snapshot sees the commit)
+  std::unique_ptr<SqliteStore> opened = MustOpen();
+  ASSERT_NE(opened, nullptr);
+  Store& store = *opened;
+  std::promise<int64_t> heard;
+  std::atomic<bool> first_call{true};
+  store.SetCommitListener([&](int64_t last_id) {
+    if (first_call.exchange(false)) {
+      heard.set_value(last_id);
+    }
+  });
+  auto result = store.CommitPublish(Request({Item(GroupTopic(1), "a"), Item(GroupTopic(2), "b")}));
+  ASSERT_TRUE(IsOk(result)) << Describe(result);
+  const std::vector<EnvelopeMeta>& metas = std::get<CommitPublishResult>(result).metas;
+  std::future<int64_t> last = heard.get_future();
+  ASSERT_EQ(last.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_EQ(last.get(), metas[1].sequence_id);
+  store.SetCommitListener(nullptr);
+
+  auto reader = store.OpenTailReader();
+  ASSERT_TRUE(IsOk(reader)) << Describe(reader);
+  TailReader& tailer = *std::get<std::unique_ptr<TailReader>>(reader);
+  auto boundary = tailer.Begin();
+  ASSERT_TRUE(IsOk(boundary)) << Describe(boundary);
+  EXPECT_EQ(std::get<int64_t>(boundary), metas[1].sequence_id);
+  auto rows = tailer.Forward(0, 10);
+  ASSERT_TRUE(IsOk(rows)) << Describe(rows);
+  ASSERT_EQ(std::get<std::vector<RowHead>>(rows).size(), 2u);
+  EXPECT_EQ(std::get<std::vector<RowHead>>(rows)[1].sequence_id, metas[1].sequence_id);
+  EXPECT_TRUE(IsOk(tailer.End()));
 }
 
 TEST_F(SqliteStoreTest, PublishWaitingBehindABusyWriterTimesOutAndStoresNothing) {
