@@ -48,3 +48,41 @@ pick_port() {
     fi
   done
 }
+
+# Builds bench/loadgen (every .cc there but sqlite_raw.cc, with grpc++ generated code from
+# proto/) and bench/loadgen/sqlite_raw.cc into $GEN_DIR, only when a source or .proto changed.
+# Needs ROOT, PROTO_DIR, GEN_DIR, log and die. No CMakeLists includes them, so the main build
+# and CI never need grpc++.
+build_loadgen() {
+  local protos stamp f o srcs grpcxx_flags grpcxx_libs
+  mapfile -t protos < <(proto_closure xmtp/backend/v1/backend.proto)
+  stamp="$(cat "$ROOT/bench/loadgen/"*.cc "$ROOT/bench/loadgen/"*.h "${protos[@]/#/$PROTO_DIR/}" |
+    sha256sum | cut -c1-16)"
+  if [[ "$(cat "$GEN_DIR/stamp" 2>/dev/null)" == "$stamp" && -x "$GEN_DIR/loadgen" &&
+        -x "$GEN_DIR/sqlite_raw" ]]; then
+    return
+  fi
+  log "building bench/loadgen into $GEN_DIR"
+  rm -rf "$GEN_DIR/gen" "$GEN_DIR/obj"
+  mkdir -p "$GEN_DIR/gen" "$GEN_DIR/obj"
+  protoc -I "$PROTO_DIR" --cpp_out="$GEN_DIR/gen" "${protos[@]}"
+  protoc -I "$PROTO_DIR" --grpc_out="$GEN_DIR/gen" \
+    --plugin=protoc-gen-grpc="$(command -v grpc_cpp_plugin)" xmtp/backend/v1/backend.proto
+  read -r -a grpcxx_flags <<<"$(pkg-config --cflags grpc++ protobuf)"
+  read -r -a grpcxx_libs <<<"$(pkg-config --libs grpc++ protobuf)"
+  srcs=()
+  for f in "$ROOT/bench/loadgen/"*.cc; do
+    [[ "$f" == */sqlite_raw.cc ]] || srcs+=("$f")
+  done
+  while IFS= read -r f; do srcs+=("$f"); done < <(find "$GEN_DIR/gen" -name '*.cc' | sort)
+  for f in "${srcs[@]}"; do
+    o="$GEN_DIR/obj/$(echo "${f#"$ROOT"/}" | tr / _).o"
+    printf '%s\0%s\0' "$f" "$o"
+  done | xargs -0 -n 2 -P 2 sh -c 'g++ -std=c++20 -O2 -pthread -I"$0" $1 -c "$2" -o "$3"' \
+      "$GEN_DIR/gen" "${grpcxx_flags[*]}" || die "loadgen: compile failed"
+  g++ -O2 -pthread "$GEN_DIR"/obj/*.o -o "$GEN_DIR/loadgen" "${grpcxx_libs[@]}" \
+    || die "loadgen: link failed"
+  g++ -std=c++20 -O2 "$ROOT/bench/loadgen/sqlite_raw.cc" -o "$GEN_DIR/sqlite_raw" \
+    $(pkg-config --cflags --libs sqlite3) || die "sqlite_raw: build failed"
+  echo "$stamp" >"$GEN_DIR/stamp"
+}

@@ -112,32 +112,7 @@ kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
 # ---------------------------------------------------------------------------------------------
 echo "command: $0 ${ARGS[*]}"
 ensure_packages
-mkdir -p "$GEN_DIR/gen"
-mapfile -t PROTOS < <(proto_closure xmtp/backend/v1/backend.proto)
-stamp="$(cat "$ROOT/bench/loadgen/"*.cc "${PROTOS[@]/#/$PROTO_DIR/}" | sha256sum | cut -c1-16)"
-if [[ "$(cat "$GEN_DIR/stamp" 2>/dev/null)" != "$stamp" || ! -x "$GEN_DIR/loadgen" ||
-      ! -x "$GEN_DIR/sqlite_raw" ]]; then
-  log "building bench/loadgen into $GEN_DIR"
-  rm -rf "$GEN_DIR/gen" "$GEN_DIR/obj"
-  mkdir -p "$GEN_DIR/gen" "$GEN_DIR/obj"
-  protoc -I "$PROTO_DIR" --cpp_out="$GEN_DIR/gen" "${PROTOS[@]}"
-  protoc -I "$PROTO_DIR" --grpc_out="$GEN_DIR/gen" \
-    --plugin=protoc-gen-grpc="$(command -v grpc_cpp_plugin)" xmtp/backend/v1/backend.proto
-  read -r -a GRPCXX_FLAGS <<<"$(pkg-config --cflags grpc++ protobuf)"
-  read -r -a GRPCXX_LIBS <<<"$(pkg-config --libs grpc++ protobuf)"
-  srcs=("$ROOT/bench/loadgen/loadgen.cc")
-  while IFS= read -r f; do srcs+=("$f"); done < <(find "$GEN_DIR/gen" -name '*.cc' | sort)
-  for f in "${srcs[@]}"; do
-    o="$GEN_DIR/obj/$(echo "${f#"$ROOT"/}" | tr / _).o"
-    printf '%s\0%s\0' "$f" "$o"
-  done | xargs -0 -n 2 -P 2 sh -c 'g++ -std=c++20 -O2 -pthread -I"$0" $1 -c "$2" -o "$3"' \
-      "$GEN_DIR/gen" "${GRPCXX_FLAGS[*]}" || die "loadgen: compile failed"
-  g++ -O2 -pthread "$GEN_DIR"/obj/*.o -o "$GEN_DIR/loadgen" "${GRPCXX_LIBS[@]}" \
-    || die "loadgen: link failed"
-  g++ -std=c++20 -O2 "$ROOT/bench/loadgen/sqlite_raw.cc" -o "$GEN_DIR/sqlite_raw" \
-    $(pkg-config --cflags --libs sqlite3) || die "sqlite_raw: build failed"
-  echo "$stamp" >"$GEN_DIR/stamp"
-fi
+build_loadgen
 LOADGEN="$GEN_DIR/loadgen"
 SQLITE_RAW="$GEN_DIR/sqlite_raw"
 

@@ -1,9 +1,11 @@
-// bench/loadgen: a gRPC load client for xmtp-backend (grpc++ sync stubs, one thread and one
-// HTTP/2 connection per client). Unlike h2load it sends distinct valid envelopes, so every
-// Publish stores new rows. Built by bench/publish.sh into a private directory; the main build
-// never includes it (CI must not depend on grpc++).
+// bench/loadgen: a gRPC load client for xmtp-backend (grpc++). Unlike h2load it sends distinct
+// valid envelopes, so every Publish stores new rows. The unary modes run one thread and one HTTP/2
+// connection per client (sync stubs); the stream modes (stream_modes.cc) drive thousands of
+// streams from completion-queue threads. Built by bench/publish.sh and bench/streams.sh into a
+// private directory; the main build never includes it (CI must not depend on grpc++).
 //
-//   loadgen --target HOST:PORT --mode publish|query|newest|verify [options]
+//   loadgen --target HOST:PORT --mode MODE [options]
+//   unary modes: publish | query | newest | verify
 //     --clients N      concurrent clients (threads, each with its own channel)     [1]
 //     --envelopes E    envelopes per Publish request                               [1]
 //     --payload B      size of each MLS PrivateMessage (GroupMessage.data), bytes  [1024]
@@ -14,11 +16,26 @@
 //     --duration S     measured seconds                                            [5]
 //     --warmup S       unmeasured seconds before the measured ones                 [1]
 //     --server-pid P   read the server's utime+stime from /proc/P/stat around the measured interval
+//   stream modes: subscribe-latency | deliver | idle-streams | stream-verify (stream_modes.cc)
+//     --subscribers S  subscriber streams; stream s registers topic s % T (fresh topics per run)
+//     --topics T       topics the streams and the publishers use
+//     --stream K       static (SubscribeStatic) or bidi (Subscribe + one Update)   [static]
+//     --streams-per-channel M  streams sharing one HTTP/2 connection            [100]
+//     --rate R         subscribe-latency: publishes per second over all --clients  [0 = closed
+//     loop]
+//     --grace S        subscribe-latency: wait for deliveries after publishing     [2]
+//     --prefill N      deliver: envelopes published to each topic first           [10000]
+//     --settle S       idle-streams: pause before each RSS reading                 [2]
+//     --open-timeout S every stream must have started within this                 [120]
 //
 // Prints a human summary and one line "RESULT key=value ..." for scripts. Exit status 0 when
-// the run completed (non-OK statuses are counted, not fatal), 1 when --mode verify fails, 2 on
-// bad arguments. Nothing here asserts a timing.
+// the run completed (non-OK statuses are counted, not fatal), 1 when --mode verify fails or a
+// stream mode could not run, 2 on bad arguments, 3 when the server does not serve the stream RPC
+// (UNIMPLEMENTED). Nothing here asserts a timing.
+#include "loadgen.h"
+
 #include <grpcpp/grpcpp.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,109 +58,74 @@
 #include "xmtp/backend/v1/backend.grpc.pb.h"
 
 namespace xb::bench {
-namespace {
 
-namespace v1 = ::xmtp::backend::v1;
-using Clock = std::chrono::steady_clock;
-
-enum class Mode { kPublish, kQuery, kNewest, kVerify };
-
-struct Options {
-  std::string target;
-  Mode mode = Mode::kPublish;
-  int clients = 1;
-  int envelopes = 1;
-  int payload = 1024;
-  int topics = 64;
-  int limit = 10;
-  double duration_s = 5;
-  double warmup_s = 1;
-  long server_pid = 0;
-};
-
-constexpr size_t kGroupIdSize = 16;
-constexpr auto kCallDeadline = std::chrono::seconds(10);
-
-// The 16-byte group id of topic index `i`: "xbbench\0" + big-endian i.
-std::string GroupId(uint64_t i) {
-  std::string id = std::string("xbbench", 7) + '\0';
-  for (int s = 56; s >= 0; s -= 8) id.push_back(static_cast<char>((i >> s) & 0xff));
-  return id;
-}
-
-// API topic of a group: kind byte 0x00 + group id.
-std::string GroupTopic(uint64_t i) { return std::string(1, '\0') + GroupId(i); }
-
-void PutUint(std::string& out, uint64_t v, int bytes) {
-  for (int s = (bytes - 1) * 8; s >= 0; s -= 8) out.push_back(static_cast<char>((v >> s) & 0xff));
-}
-
-// RFC 9420 §2.1.2 variable-length vector: 1, 2 or 4 byte length prefix.
-void PutVector(std::string& out, const std::string& v) {
-  const uint64_t n = v.size();
-  if (n < 64) {
-    PutUint(out, n, 1);
-  } else if (n < 16384) {
-    PutUint(out, 0x4000 | n, 2);
-  } else {
-    PutUint(out, 0x80000000u | n, 4);
-  }
-  out += v;
-}
-
-size_t VectorPrefix(size_t n) { return n < 64 ? 1 : (n < 16384 ? 2 : 4); }
-
-// A serialized MLS PrivateMessage (RFC 9420 §6.3) of about `payload` bytes for group `topic`;
-// distinct for every (run, client, counter): they are the first 24 bytes of the ciphertext.
-std::string PrivateMessage(uint64_t topic, uint64_t run, uint64_t client, uint64_t counter,
-                           size_t payload) {
-  const std::string sender_data(16, '\x5a');
-  // version, wire_format, group_id<V>, epoch, content_type, authenticated_data<V> (empty),
-  // encrypted_sender_data<V>, then ciphertext<V>.
-  const size_t fixed = 2 + 2 + 1 + kGroupIdSize + 8 + 1 + 1 + 1 + sender_data.size();
-  size_t ct_len = 24;
-  if (payload > fixed + 1 + 24) {
-    ct_len = payload - fixed - 1;
-    if (VectorPrefix(ct_len) > 1) ct_len = payload - fixed - 2;
-    if (VectorPrefix(ct_len) > 2) ct_len = payload - fixed - 4;
-  }
-  std::string ct;
-  ct.reserve(ct_len);
-  PutUint(ct, run, 8);
-  PutUint(ct, client, 8);
-  PutUint(ct, counter, 8);
-  uint64_t x = run ^ (client << 32) ^ counter ^ 0x9e3779b97f4a7c15ull;
-  while (ct.size() < ct_len) {  // xorshift filler, so rows do not compress to nothing
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    ct.push_back(static_cast<char>(x & 0xff));
-  }
-  std::string m;
-  m.reserve(payload + 8);
-  PutUint(m, 1, 2);  // mls10
-  PutUint(m, 2, 2);  // mls_private_message
-  PutVector(m, GroupId(topic));
-  PutUint(m, 1, 8);  // epoch
-  PutUint(m, 1, 1);  // content_type: application
-  PutVector(m, "");  // authenticated_data
-  PutVector(m, sender_data);
-  PutVector(m, ct);
-  return m;
-}
-
-std::unique_ptr<v1::PublishService::Stub> PublishStub(const std::shared_ptr<grpc::Channel>& ch) {
-  return v1::PublishService::NewStub(ch);
-}
-
-// One channel per client: a distinct channel argument keeps gRPC from sharing one subchannel
-// (one TCP connection) among them.
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target, int client) {
   grpc::ChannelArguments args;
   args.SetInt("xb.bench.client", client);
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   args.SetMaxReceiveMessageSize(64 << 20);
   return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+}
+
+double ProcessCpuSeconds(long pid) {
+  if (pid <= 0) return -1;
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(stat.substr(close + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {  // fields 14 and 15 (1-based) are utime, stime
+    if (i == 14) utime = std::strtoull(field.c_str(), nullptr, 10);
+    if (i == 15) stime = std::strtoull(field.c_str(), nullptr, 10);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+double SelfCpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  auto secs = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
+  return secs(ru.ru_utime) + secs(ru.ru_stime);
+}
+
+long ResidentKib(long pid) {
+  if (pid <= 0) return -1;
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
+  }
+  return -1;
+}
+
+uint64_t RunNonce() {
+  std::random_device rd;
+  const uint64_t t =
+      static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ t;
+}
+
+uint32_t Percentile(const std::vector<uint32_t>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  size_t i = static_cast<size_t>(p * static_cast<double>(sorted.size()));
+  if (i >= sorted.size()) i = sorted.size() - 1;
+  return sorted[i];
+}
+
+Clock::duration Seconds(double s) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
+
+namespace {
+
+namespace v1 = ::xmtp::backend::v1;
+
+std::unique_ptr<v1::PublishService::Stub> PublishStub(const std::shared_ptr<grpc::Channel>& ch) {
+  return v1::PublishService::NewStub(ch);
 }
 
 struct ClientStats {
@@ -212,7 +194,7 @@ void RunClient(const Shared& sh, int client, ClientStats& st) {
         for (int e = 0; e < o.envelopes; ++e) {
           const uint64_t topic = NextTopic(topic_cursor, o);
           preq.add_envelopes()->mutable_group_message()->set_data(
-              PrivateMessage(topic, sh.run, static_cast<uint64_t>(client), counter++,
+              PrivateMessage(GroupId(topic), sh.run, static_cast<uint64_t>(client), counter++,
                              static_cast<size_t>(o.payload)));
         }
         presp.Clear();
@@ -265,7 +247,11 @@ void RunClient(const Shared& sh, int client, ClientStats& st) {
         break;
       }
       case Mode::kVerify:
-        return;
+      case Mode::kSubscribeLatency:
+      case Mode::kDeliver:
+      case Mode::kIdleStreams:
+      case Mode::kStreamVerify:
+        return;  // not unary load modes: Main runs them elsewhere
     }
     if (!s.ok()) {
       RecordError(st, s, measured);
@@ -279,30 +265,6 @@ void RunClient(const Shared& sh, int client, ClientStats& st) {
   }
 }
 
-// CPU seconds (utime + stime) of `pid` so far, or -1.
-double ProcessCpuSeconds(long pid) {
-  if (pid <= 0) return -1;
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  const size_t close = stat.rfind(')');
-  if (close == std::string::npos) return -1;
-  std::istringstream rest(stat.substr(close + 2));
-  std::string field;
-  unsigned long long utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && rest >> field; ++i) {  // fields 14 and 15 (1-based) are utime, stime
-    if (i == 14) utime = std::strtoull(field.c_str(), nullptr, 10);
-    if (i == 15) stime = std::strtoull(field.c_str(), nullptr, 10);
-  }
-  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-uint64_t RunNonce() {
-  std::random_device rd;
-  const uint64_t t =
-      static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
-  return (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ t;
-}
-
 // Publish one request of `envelopes` to a fresh topic, then read it back with Query and
 // QueryNewest. Prints what it checked; returns whether everything matched.
 bool Verify(const Options& o) {
@@ -313,8 +275,8 @@ bool Verify(const Options& o) {
   auto query = v1::QueryService::NewStub(channel);
   v1::PublishRequest preq;
   for (int e = 0; e < o.envelopes; ++e) {
-    preq.add_envelopes()->mutable_group_message()->set_data(
-        PrivateMessage(topic, run, 0, static_cast<uint64_t>(e), static_cast<size_t>(o.payload)));
+    preq.add_envelopes()->mutable_group_message()->set_data(PrivateMessage(
+        GroupId(topic), run, 0, static_cast<uint64_t>(e), static_cast<size_t>(o.payload)));
   }
   v1::PublishResponse presp;
   {
@@ -404,15 +366,27 @@ const char* ModeName(Mode m) {
       return "newest";
     case Mode::kVerify:
       return "verify";
+    case Mode::kSubscribeLatency:
+      return "subscribe-latency";
+    case Mode::kDeliver:
+      return "deliver";
+    case Mode::kIdleStreams:
+      return "idle-streams";
+    case Mode::kStreamVerify:
+      return "stream-verify";
   }
   return "?";
 }
 
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
-               "loadgen: %s\nusage: loadgen --target HOST:PORT --mode publish|query|newest|verify "
-               "[--clients N] [--envelopes E] [--payload B] [--topics T] [--limit L] "
-               "[--duration S] [--warmup S] [--server-pid P]\n",
+               "loadgen: %s\nusage: loadgen --target HOST:PORT --mode publish|query|newest|verify|"
+               "subscribe-latency|deliver|idle-streams|stream-verify [--clients N] [--envelopes E] "
+               "[--payload B] [--topics T] [--limit L] [--duration S] [--warmup S] "
+               "[--server-pid P] [--subscribers S] [--stream static|bidi] "
+               "[--streams-per-channel M] [--rate R] [--grace S] [--prefill N] [--settle S] "
+               "[--open-timeout S]\n(the comment at the top of bench/loadgen/loadgen.cc "
+               "explains each)\n",
                why);
   std::exit(2);
 }
@@ -443,6 +417,14 @@ Options Parse(int argc, char** argv) {
         o.mode = Mode::kNewest;
       } else if (v == "verify") {
         o.mode = Mode::kVerify;
+      } else if (v == "subscribe-latency") {
+        o.mode = Mode::kSubscribeLatency;
+      } else if (v == "deliver") {
+        o.mode = Mode::kDeliver;
+      } else if (v == "idle-streams") {
+        o.mode = Mode::kIdleStreams;
+      } else if (v == "stream-verify") {
+        o.mode = Mode::kStreamVerify;
       } else {
         Usage("unknown --mode");
       }
@@ -460,6 +442,28 @@ Options Parse(int argc, char** argv) {
       if (!numeric || num < 0 || (a == "--duration" && num <= 0))
         Usage((a + " wants seconds").c_str());
       (a == "--duration" ? o.duration_s : o.warmup_s) = num;
+    } else if (a == "--subscribers") {
+      positive_int(o.subscribers);
+    } else if (a == "--streams-per-channel") {
+      positive_int(o.streams_per_channel);
+    } else if (a == "--prefill") {
+      positive_int(o.prefill);
+    } else if (a == "--stream") {
+      if (v == "static") {
+        o.stream = StreamKind::kStatic;
+      } else if (v == "bidi") {
+        o.stream = StreamKind::kBidi;
+      } else {
+        Usage("--stream wants static or bidi");
+      }
+    } else if (a == "--rate" || a == "--grace" || a == "--settle" || a == "--open-timeout") {
+      if (!numeric || num < 0 || (a == "--open-timeout" && num <= 0)) {
+        Usage((a + " wants a non-negative number").c_str());
+      }
+      (a == "--rate"     ? o.rate
+       : a == "--grace"  ? o.grace_s
+       : a == "--settle" ? o.settle_s
+                         : o.open_timeout_s) = num;
     } else if (a == "--server-pid") {
       if (!numeric || num < 1) Usage("--server-pid wants a pid");
       o.server_pid = static_cast<long>(num);
@@ -471,16 +475,13 @@ Options Parse(int argc, char** argv) {
   return o;
 }
 
-uint32_t Percentile(const std::vector<uint32_t>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  size_t i = static_cast<size_t>(p * static_cast<double>(sorted.size()));
-  if (i >= sorted.size()) i = sorted.size() - 1;
-  return sorted[i];
-}
-
 int Main(int argc, char** argv) {
   const Options o = Parse(argc, argv);
   if (o.mode == Mode::kVerify) return Verify(o) ? 0 : 1;
+  if (o.mode == Mode::kSubscribeLatency || o.mode == Mode::kDeliver ||
+      o.mode == Mode::kIdleStreams || o.mode == Mode::kStreamVerify) {
+    return RunStreamMode(o);
+  }
 
   Shared sh;
   sh.options = &o;
