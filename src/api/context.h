@@ -3,6 +3,8 @@
 #pragma once
 
 #include "config/config.h"
+#include "fanout/fetch_permits.h"
+#include "fanout/registry.h"
 #include "store/db_pool.h"
 #include "store/store.h"
 #include "telemetry/metrics.h"
@@ -16,6 +18,10 @@ struct ApiContext {
   config::LimitsConfig limits;
   config::RetentionConfig retention;
   uint64_t max_publish_duration_ms = 10000;
+  // Streams (issue 4): admission and dispatch, catch-up read permits, streams.* settings.
+  fanout::Registry* registry = nullptr;
+  fanout::FetchPermits* fetch_permits = nullptr;
+  config::StreamsConfig streams;
 };
 
 }  // namespace xb::api

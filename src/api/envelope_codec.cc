@@ -20,4 +20,26 @@ bool ToWire(const store::StoredEnvelope& row, v1::ServerEnvelope* out) {
   return out->mutable_envelope()->ParseFromString(row.payload);
 }
 
+bool EncodeServerEnvelope(const store::StoredEnvelope& row, std::string* out) {
+  v1::EnvelopeMeta meta;
+  ToWire(row.meta, &meta);
+  const size_t meta_bytes = meta.ByteSizeLong();
+  out->clear();
+  out->reserve(meta_bytes + row.payload.size() + 12);
+  auto varint = [out](uint64_t v) {
+    while (v >= 0x80) {
+      out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+      v >>= 7;
+    }
+    out->push_back(static_cast<char>(v));
+  };
+  out->push_back(0x0a);  // ServerEnvelope.meta = 1
+  varint(meta_bytes);
+  meta.AppendToString(out);
+  out->push_back(0x12);  // ServerEnvelope.envelope = 2
+  varint(row.payload.size());
+  out->append(row.payload);
+  return true;
+}
+
 }  // namespace xb::api

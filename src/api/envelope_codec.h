@@ -12,4 +12,9 @@ void ToWire(const store::EnvelopeMeta& meta, xmtp::backend::v1::EnvelopeMeta* ou
 // that does not is an invariant violation: false.
 bool ToWire(const store::StoredEnvelope& row, xmtp::backend::v1::ServerEnvelope* out);
 
+// The ServerEnvelope wire bytes of a stored row, without a parse of the payload: the stored bytes
+// are already our canonical ClientEnvelope encoding (API-211), so they are field 2 verbatim.
+// Streams encode each row once and share the bytes (fanout::RowEncoder). Always true.
+bool EncodeServerEnvelope(const store::StoredEnvelope& row, std::string* out);
+
 }  // namespace xb::api

@@ -60,11 +60,32 @@ void Call::AppendOut(std::string_view frame) {
     out_.clear();
     out_pos_ = 0;
   }
+  const size_t before = out_.size();
   if (options_.dialect == Dialect::kGrpcWebText) {
     out_ += Base64Encode(frame);
   } else {
     out_.append(frame);
   }
+  appended_bytes_ += out_.size() - before;
+}
+
+std::string Call::TakeMessage() {
+  std::string message = std::move(messages_[next_message_++]);
+  if (next_message_ == messages_.size()) {
+    messages_.clear();
+    next_message_ = 0;
+  }
+  return message;
+}
+
+asio::awaitable<void> Call::WaitEvent(Clock::time_point until) {
+  auto self = shared_from_this();
+  if (!handler_wake_pending_ && !ended_) {
+    handler_timer_.expires_at(until);
+    boost::system::error_code ec;
+    co_await handler_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  handler_wake_pending_ = false;
 }
 
 void Call::WakeHandler() {
@@ -117,7 +138,12 @@ Status Call::WriteNow(std::string_view message) {
       out_.clear();
       out_pos_ = 0;
     }
+    const size_t before = out_.size();
     AppendFrame(out_, message);
+    appended_bytes_ += out_.size() - before;
+  }
+  if (streaming()) {
+    queued_ends_.push_back(appended_bytes_);
   }
   wake_();
   return Status::Ok();
@@ -145,8 +171,7 @@ void Call::Finish(Status status) {
   final_status_ = std::move(status);
   EnsureHead();
   if (options_.dialect == Dialect::kGrpc) {
-    trailers_.push_back(
-        {"grpc-status", std::to_string(static_cast<int>(final_status_.code()))});
+    trailers_.push_back({"grpc-status", std::to_string(static_cast<int>(final_status_.code()))});
     if (!final_status_.message().empty()) {
       trailers_.push_back({"grpc-message", PercentEncode(final_status_.message())});
     }
@@ -275,6 +300,9 @@ size_t Call::PullBody(char* dst, size_t max) {
   std::memcpy(dst, out_.data() + out_pos_, n);
   out_pos_ += n;
   response_bytes_ += n;
+  while (!queued_ends_.empty() && queued_ends_.front() <= response_bytes_) {
+    queued_ends_.pop_front();
+  }
   if (out_pos_ == out_.size()) {
     out_.clear();
     out_pos_ = 0;

@@ -12,6 +12,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/intrusive/list_hook.hpp>
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -70,6 +71,21 @@ class Call final : public net::Exchange,
   // The next request message; nullopt once the client half-closed. An error once the call has
   // ended (cancelled, reset, deadline, drain). Suspends.
   boost::asio::awaitable<Result<std::optional<std::string>>> Read();
+
+  // Non-suspending reads for a handler that also waits on other events (streams): whether a
+  // request message is ready, take it (precondition: HasMessage()), and whether the client
+  // half-closed (after the last message was taken).
+  bool HasMessage() const { return next_message_ < messages_.size(); }
+  std::string TakeMessage();
+  bool request_ended() const { return request_ended_; }
+
+  // Suspends until the next wake-up (a request message, the client half-closing, room in the
+  // response queue, Notify(), the call ending) or `until`, whichever is first. Spurious returns
+  // are allowed: callers re-check their conditions.
+  boost::asio::awaitable<void> WaitEvent(Clock::time_point until);
+
+  // Response messages queued and not yet fully handed to the connection, and their bytes.
+  size_t queued_messages() const { return queued_ends_.size(); }
 
   // Queues one response message. Streaming calls suspend while the queued bytes are above the
   // high-water mark (the client is slow). An error once the call has ended. Suspends.
@@ -143,6 +159,8 @@ class Call final : public net::Exchange,
   size_t out_pos_ = 0;
   std::vector<net::Header> trailers_;
   uint64_t response_bytes_ = 0;
+  uint64_t appended_bytes_ = 0;       // bytes ever appended to out_
+  std::deque<uint64_t> queued_ends_;  // per queued message: appended_bytes_ at its end
   bool finished_ = false;
   Status final_status_;
 

@@ -16,10 +16,15 @@
 #include <vector>
 
 #include "api/configuration_service.h"
+#include "api/envelope_codec.h"
 #include "api/publish_service.h"
 #include "api/query_service.h"
+#include "api/stream_service.h"
 #include "config/load.h"
 #include "config/socket_address.h"
+#include "fanout/fetch_permits.h"
+#include "fanout/registry.h"
+#include "fanout/tailer.h"
 #include "net/listener.h"
 #include "net/tls_stream.h"
 #include "rpc/dispatcher.h"
@@ -125,26 +130,30 @@ int Run(const config::Config& config, RunOptions options) {
       return 1;
     }
   }
-  // The closed allocation boundary at startup (STORE.md 4.3; the stream recovery of the tailer
-  // drives it afterwards). A lock timeout is retried; an error refuses start.
-  for (int attempt = 0;; ++attempt) {
-    const auto outcome = store::AdvanceBoundary(*store);
-    if (outcome == store::AdvanceOutcome::kNotNeeded) {
-      break;
+  // Step 5: the first stream recovery generation (STORE.md 5.2: boundary on the primary, the read
+  // database shows it, tailer ready) before the port is bound (OPS-005).
+  fanout::Registry registry(metrics);
+  fanout::Tailer tailer(*store, registry, metrics, logger, api::EncodeServerEnvelope,
+                        fanout::TailerOptions{.poll_interval = std::chrono::milliseconds(
+                                                  config.streams.poll_interval_ms),
+                                              .max_gap_ranges = config.streams.max_gap_ranges});
+  store->SetCommitListener([&tailer](int64_t last_id) { tailer.OnCommit(last_id); });
+  // The tailer and the commit listener stop before the store closes, on every return path.
+  struct StopTailer {
+    fanout::Tailer& tailer;
+    store::Store& store;
+    ~StopTailer() {
+      tailer.Stop();
+      store.SetCommitListener(nullptr);
     }
-    auto& advances = metrics.tailer().boundary_advances;
-    if (outcome == store::AdvanceOutcome::kOk) {
-      advances.Inc(telemetry::BoundaryResult::kOk);
-      break;
-    }
-    if (outcome == store::AdvanceOutcome::kLockTimeout && attempt < 60) {
-      advances.Inc(telemetry::BoundaryResult::kLockTimeout);
-      continue;
-    }
-    advances.Inc(telemetry::BoundaryResult::kError);
-    Fail("configuration is invalid: database.url (the allocation boundary cannot be advanced)");
+  } stop_tailer{tailer, *store};
+  tailer.Start();
+  if (!tailer.WaitReady()) {
+    Fail("stream recovery did not complete");
     return 1;
   }
+  // Catch-up reads of all streams together use at most half the pooled connections.
+  fanout::FetchPermits fetch_permits(std::max<size_t>(1, config.database.max_connections / 2));
   store::DbPool db_pool(std::max<size_t>(1, config.database.max_connections));
   api::ApiContext api_context{
       .store = store.get(),
@@ -153,6 +162,9 @@ int Run(const config::Config& config, RunOptions options) {
       .limits = config.limits,
       .retention = config.retention,
       .max_publish_duration_ms = config.publishing.max_publish_duration_ms,
+      .registry = &registry,
+      .fetch_permits = &fetch_permits,
+      .streams = config.streams,
   };
 
   // Step 6: the public configuration (CONF-009). No key set is loaded yet (auth lands later).
@@ -166,6 +178,7 @@ int Run(const config::Config& config, RunOptions options) {
   api::AddConfigurationService(router, std::move(public_config).value());
   api::AddQueryService(router, api_context);
   api::AddPublishService(router, api_context);
+  api::AddStreamService(router, api_context);
   if (options.extra_handlers) {
     options.extra_handlers(router);
   }
@@ -270,6 +283,9 @@ int Run(const config::Config& config, RunOptions options) {
     // implements: OPS-007
     health.Set(false);
     admission.BeginDrain();
+    registry.Shutdown(fanout::Ending{
+        Status(StatusCode::kUnavailable, "the server is shutting down; reconnect elsewhere"),
+        telemetry::StreamEndReason::kShutdown});
     for (auto& w : workers) {
       asio::post(w->io, [d = w->dispatcher.get()] { d->EndStreams(); });
     }

@@ -1,0 +1,383 @@
+#include "api/stream_service.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "api/envelope_codec.h"
+#include "fanout/stream_session.h"
+#include "fanout/token_bucket.h"
+#include "validate/topic.h"
+#include "xmtp/backend/v1/backend.pb.h"
+
+namespace xb::api {
+
+namespace asio = boost::asio;
+namespace v1 = xmtp::backend::v1;
+using fanout::Ending;
+using telemetry::StreamEndReason;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr uint64_t kMaxCursor = static_cast<uint64_t>(INT64_MAX);
+constexpr size_t kStreamFrameCeiling = 2097152;  // API.md 3.12: stream frame
+
+// SubscribeResponse.messages = 3, SubscribeStaticResponse.messages = 2 (API.md 2.5).
+constexpr uint32_t kBidiMessagesField = 3;
+constexpr uint32_t kStaticMessagesField = 2;
+
+Ending Invalid(std::string message) {
+  return Ending{InvalidArgument(std::move(message)), StreamEndReason::kInvalid};
+}
+
+Ending Refused() {
+  return Ending{Status(StatusCode::kUnavailable, "stream recovery is running; retry shortly"),
+                StreamEndReason::kTailer};
+}
+
+fanout::StreamDeps Deps(const ApiContext& ctx) {
+  return fanout::StreamDeps{.store = ctx.store,
+                            .db = ctx.db,
+                            .registry = ctx.registry,
+                            .permits = ctx.fetch_permits,
+                            .metrics = ctx.metrics,
+                            .encoder = EncodeServerEnvelope};
+}
+
+fanout::StreamLimits Limits(const ApiContext& ctx) {
+  fanout::StreamLimits limits;
+  limits.frame_bytes = std::min<size_t>(kStreamFrameCeiling, ctx.limits.max_response_bytes);
+  limits.max_envelope_bytes = ctx.limits.max_envelope_bytes;
+  return limits;
+}
+
+// One validated TopicQuery (TOPIC-003, cursor range).
+Status CheckTopicQuery(const v1::TopicQuery& query) {
+  XB_RETURN_IF_ERROR(validate::ValidateRequestTopic(query.topic().topic()));
+  if (query.cursor().sequence_id() > kMaxCursor) {
+    return InvalidArgument("a cursor is above 9223372036854775807");
+  }
+  return Status::Ok();
+}
+
+// How a stream that we did not finish ended: the client went away, its deadline passed, or the
+// drain ended it (OPS-007).
+StreamEndReason ExternalReason(const rpc::Call& call) {
+  if (!call.reset() && call.final_status().code() == StatusCode::kUnavailable) {
+    return StreamEndReason::kShutdown;
+  }
+  return StreamEndReason::kClient;
+}
+
+std::vector<v1::CatchupTarget> ToTargets(const std::vector<fanout::CatchupTargetOut>& targets) {
+  std::vector<v1::CatchupTarget> out;
+  out.reserve(targets.size());
+  for (const auto& t : targets) {
+    v1::CatchupTarget target;
+    target.mutable_topic()->set_topic(t.topic);
+    target.set_through_sequence_id(static_cast<uint64_t>(t.through));
+    out.push_back(std::move(target));
+  }
+  return out;
+}
+
+// The bidirectional protocol state of one Subscribe stream.
+class BidiStream {
+ public:
+  BidiStream(const ApiContext& ctx, std::shared_ptr<rpc::Call> call)
+      : ctx_(ctx),
+        call_(call),
+        session_(call, Deps(ctx), Limits(ctx), kBidiMessagesField, telemetry::StreamKind::kBidi),
+        update_bucket_(ctx.limits.max_update_frames_per_second, ctx.limits.max_update_burst),
+        ping_bucket_(ctx.limits.max_ping_frames_per_second, ctx.limits.max_ping_burst),
+        keepalive_(std::chrono::milliseconds(ctx.streams.keepalive_interval_ms)),
+        pong_wait_(std::chrono::milliseconds(ctx.streams.max_pong_wait_ms)) {}
+
+  asio::awaitable<void> Run() {
+    if (!session_.Open()) {
+      call_->Finish(Refused().status);  // OPS-006: not a registered session, not counted
+      co_return;
+    }
+    // implements: API-250 (Started first, before any request frame is read)
+    v1::SubscribeResponse started;
+    started.mutable_started()->set_keepalive_interval_ms(
+        static_cast<uint32_t>(ctx_.streams.keepalive_interval_ms));
+    std::optional<Ending> ending = Control(started, telemetry::FrameSent::kStarted);
+    while (!ending) {
+      if (call_->ended()) {
+        ctx_.metrics->stream().ended.Inc(ExternalReason(*call_));
+        co_return;
+      }
+      while (!ending && call_->HasMessage()) {
+        ending = co_await HandleFrame(call_->TakeMessage());
+      }
+      if (ending || call_->ended()) {
+        continue;
+      }
+      // implements: API-259 (half-close ends the stream OK, no catch-up drain)
+      if (call_->request_ended()) {
+        ending = Ending{Status::Ok(), StreamEndReason::kClient};
+        break;
+      }
+      ending = co_await session_.Pump();
+      if (ending || call_->ended()) {
+        continue;
+      }
+      const auto now = Clock::now();
+      // implements: API-257
+      if (outstanding_ping_ && now >= pong_deadline_) {
+        ending = Ending{Status(StatusCode::kDeadlineExceeded, "no Pong for the backend's Ping"),
+                        StreamEndReason::kKeepalive};
+        continue;
+      }
+      // implements: API-255 (never two backend Pings outstanding)
+      if (!outstanding_ping_ && now - session_.last_frame_at() >= keepalive_) {
+        v1::SubscribeResponse ping;
+        ping.mutable_ping()->set_nonce(++nonce_);
+        outstanding_ping_ = nonce_;
+        pong_deadline_ = now + pong_wait_;
+        ending = Control(ping, telemetry::FrameSent::kPing);
+        continue;
+      }
+      if (session_.ready_for_more()) {
+        continue;
+      }
+      auto until = outstanding_ping_ ? pong_deadline_ : session_.last_frame_at() + keepalive_;
+      co_await call_->WaitEvent(until);
+    }
+    ctx_.metrics->stream().ended.Inc(ending->reason);
+    call_->Finish(std::move(ending->status));
+  }
+
+ private:
+  std::optional<Ending> Control(const v1::SubscribeResponse& message, telemetry::FrameSent frame) {
+    return session_.WriteControl(message.SerializeAsString(), frame,
+                                 ctx_.limits.max_response_bytes);
+  }
+
+  asio::awaitable<std::optional<Ending>> HandleFrame(std::string bytes) {
+    v1::SubscribeRequest request;
+    if (!request.ParseFromString(bytes)) {
+      co_return Invalid("request is malformed");
+    }
+    auto& sm = ctx_.metrics->stream();
+    switch (request.request_case()) {
+      case v1::SubscribeRequest::kUpdate:
+        sm.frames_received.Inc(telemetry::FrameReceived::kUpdate);
+        co_return co_await HandleUpdate(request.update());
+      case v1::SubscribeRequest::kPing: {
+        sm.frames_received.Inc(telemetry::FrameReceived::kPing);
+        // implements: API-258 (client Ping bucket)
+        if (!ping_bucket_.Take()) {
+          co_return Ending{Status(StatusCode::kResourceExhausted, "too many Ping frames"),
+                           StreamEndReason::kRateLimited};
+        }
+        // implements: API-256
+        v1::SubscribeResponse pong;
+        pong.mutable_pong()->set_nonce(request.ping().nonce());
+        co_return Control(pong, telemetry::FrameSent::kPong);
+      }
+      case v1::SubscribeRequest::kPong:
+        sm.frames_received.Inc(telemetry::FrameReceived::kPong);
+        // A Pong matching nothing is ignored; Pong consumes no bucket (API-258).
+        if (outstanding_ping_ && request.pong().nonce() == *outstanding_ping_) {
+          outstanding_ping_.reset();
+        }
+        co_return std::nullopt;
+      case v1::SubscribeRequest::REQUEST_NOT_SET:
+        break;
+    }
+    co_return Invalid("a stream request frame sets neither update, ping nor pong");
+  }
+
+  // implements: API-251, API-252, API-253, API-258 (Update bucket)
+  asio::awaitable<std::optional<Ending>> HandleUpdate(const v1::SubscribeRequest::Update& update) {
+    auto& updates = ctx_.metrics->stream().updates;
+    if (!update_bucket_.Take()) {
+      updates.Inc(telemetry::UpdateOutcome::kRateLimited);
+      co_return Ending{Status(StatusCode::kResourceExhausted, "too many Update frames"),
+                       StreamEndReason::kRateLimited};
+    }
+    if (auto invalid = Validate(update)) {
+      updates.Inc(telemetry::UpdateOutcome::kInvalid);
+      co_return invalid;
+    }
+    last_update_id_ = update.id();
+    std::vector<std::string> removes;
+    removes.reserve(static_cast<size_t>(update.removes_size()));
+    for (const auto& topic : update.removes()) {
+      removes.push_back(topic.topic());
+    }
+    session_.Remove(removes);
+    std::vector<store::TopicCursor> adds;
+    adds.reserve(static_cast<size_t>(update.adds_size()));
+    for (const auto& add : update.adds()) {
+      adds.push_back(store::TopicCursor{add.topic().topic(),
+                                        static_cast<int64_t>(add.cursor().sequence_id())});
+    }
+    auto added = co_await session_.Add(adds);
+    if (auto* failed = std::get_if<Ending>(&added)) {
+      co_return *failed;
+    }
+    v1::SubscribeResponse applied;
+    applied.mutable_applied()->set_id(update.id());
+    for (auto& target : ToTargets(std::get<std::vector<fanout::CatchupTargetOut>>(added))) {
+      *applied.mutable_applied()->add_added_targets() = std::move(target);
+    }
+    updates.Inc(telemetry::UpdateOutcome::kApplied);
+    co_return Control(applied, telemetry::FrameSent::kApplied);
+  }
+
+  std::optional<Ending> Validate(const v1::SubscribeRequest::Update& update) const {
+    const auto& limits = ctx_.limits;
+    if (update.id() == 0 || update.id() <= last_update_id_) {
+      return Invalid("update id must be non-zero and greater than the previous one");
+    }
+    // Bounds count entries before anything merges (API.md 3.12).
+    if (static_cast<uint64_t>(update.adds_size()) > limits.max_update_adds) {
+      return Invalid("too many adds in one update");
+    }
+    if (static_cast<uint64_t>(update.removes_size()) > limits.max_update_removes) {
+      return Invalid("too many removes in one update");
+    }
+    std::unordered_set<std::string_view> seen;
+    size_t newly = 0;
+    for (const auto& add : update.adds()) {
+      if (Status s = CheckTopicQuery(add); !s.ok()) {
+        return Ending{s, StreamEndReason::kInvalid};
+      }
+      if (!seen.insert(add.topic().topic()).second) {
+        return Invalid("a topic appears more than once in one update");
+      }
+      newly += session_.IsRegistered(add.topic().topic()) ? 0 : 1;
+    }
+    size_t leaving = 0;
+    for (const auto& topic : update.removes()) {
+      if (Status s = validate::ValidateRequestTopic(topic.topic()); !s.ok()) {
+        return Ending{s, StreamEndReason::kInvalid};
+      }
+      if (!seen.insert(topic.topic()).second) {
+        return Invalid("a topic appears more than once in one update");
+      }
+      leaving += session_.IsRegistered(topic.topic()) ? 1 : 0;
+    }
+    if (session_.registered() + newly - leaving > limits.max_stream_topics) {
+      return Invalid("too many topics registered on one stream");
+    }
+    return std::nullopt;
+  }
+
+  const ApiContext& ctx_;
+  std::shared_ptr<rpc::Call> call_;
+  fanout::StreamSession session_;
+  fanout::TokenBucket update_bucket_;
+  fanout::TokenBucket ping_bucket_;
+  const Clock::duration keepalive_;
+  const Clock::duration pong_wait_;
+  uint64_t last_update_id_ = 0;
+  uint64_t nonce_ = 0;
+  std::optional<uint64_t> outstanding_ping_;
+  Clock::time_point pong_deadline_{};
+};
+
+asio::awaitable<void> Subscribe(const ApiContext& ctx, std::shared_ptr<rpc::Call> call) {
+  BidiStream stream(ctx, call);
+  co_await stream.Run();
+}
+
+// implements: API-260, API-255 (Keepalive), API-259 (lifetime)
+asio::awaitable<void> SubscribeStatic(const ApiContext& ctx, std::shared_ptr<rpc::Call> call) {
+  auto message = co_await call->Read();
+  if (!message.ok()) {
+    co_return;  // the call ended
+  }
+  if (!message->has_value()) {
+    call->Finish(InvalidArgument("request is malformed"));
+    co_return;
+  }
+  v1::SubscribeStaticRequest request;
+  if (!request.ParseFromString(**message)) {
+    call->Finish(InvalidArgument("request is malformed"));
+    co_return;
+  }
+  if (request.topics().empty()) {
+    call->Finish(InvalidArgument("a static stream needs at least one topic"));
+    co_return;
+  }
+  if (static_cast<uint64_t>(request.topics_size()) > ctx.limits.max_static_topics) {
+    call->Finish(InvalidArgument("too many topics for one static stream"));
+    co_return;
+  }
+  std::vector<store::TopicCursor> adds;
+  adds.reserve(static_cast<size_t>(request.topics_size()));
+  std::unordered_set<std::string_view> seen;
+  for (const auto& query : request.topics()) {
+    if (Status s = CheckTopicQuery(query); !s.ok()) {
+      call->Finish(std::move(s));
+      co_return;
+    }
+    if (!seen.insert(query.topic().topic()).second) {
+      call->Finish(InvalidArgument("a topic appears more than once"));
+      co_return;
+    }
+    adds.push_back(store::TopicCursor{query.topic().topic(),
+                                      static_cast<int64_t>(query.cursor().sequence_id())});
+  }
+  fanout::StreamSession session(call, Deps(ctx), Limits(ctx), kStaticMessagesField,
+                                telemetry::StreamKind::kStatic);
+  if (!session.Open()) {
+    call->Finish(Refused().status);  // OPS-006
+    co_return;
+  }
+  std::optional<Ending> ending;
+  auto added = co_await session.Add(adds);
+  if (auto* failed = std::get_if<Ending>(&added)) {
+    ending = *failed;
+  } else {
+    v1::SubscribeStaticResponse started;
+    started.mutable_started()->set_keepalive_interval_ms(
+        static_cast<uint32_t>(ctx.streams.keepalive_interval_ms));
+    for (auto& target : ToTargets(std::get<std::vector<fanout::CatchupTargetOut>>(added))) {
+      *started.mutable_started()->add_targets() = std::move(target);
+    }
+    ending = session.WriteControl(started.SerializeAsString(), telemetry::FrameSent::kStarted,
+                                  ctx.limits.max_response_bytes);
+  }
+  const Clock::duration keepalive = std::chrono::milliseconds(ctx.streams.keepalive_interval_ms);
+  while (!ending) {
+    if (call->ended()) {
+      ctx.metrics->stream().ended.Inc(ExternalReason(*call));
+      co_return;
+    }
+    ending = co_await session.Pump();
+    if (ending || call->ended()) {
+      continue;
+    }
+    if (Clock::now() - session.last_frame_at() >= keepalive) {
+      v1::SubscribeStaticResponse keepalive_frame;
+      keepalive_frame.mutable_keepalive();
+      ending =
+          session.WriteControl(keepalive_frame.SerializeAsString(),
+                               telemetry::FrameSent::kKeepalive, ctx.limits.max_response_bytes);
+      continue;
+    }
+    if (session.ready_for_more()) {
+      continue;
+    }
+    co_await call->WaitEvent(session.last_frame_at() + keepalive);
+  }
+  ctx.metrics->stream().ended.Inc(ending->reason);
+  call->Finish(std::move(ending->status));
+}
+
+}  // namespace
+
+void AddStreamService(rpc::Router& router, const ApiContext& context) {
+  router.Add("/xmtp.backend.v1.SubscriptionService/Subscribe", rpc::CallKind::kBidiStream,
+             [&context](std::shared_ptr<rpc::Call> call) { return Subscribe(context, call); });
+  router.Add(
+      "/xmtp.backend.v1.SubscriptionService/SubscribeStatic", rpc::CallKind::kServerStream,
+      [&context](std::shared_ptr<rpc::Call> call) { return SubscribeStatic(context, call); });
+}
+
+}  // namespace xb::api

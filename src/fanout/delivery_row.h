@@ -1,0 +1,26 @@
+// A row on its way to streams: read once (by the tailer or a catch-up fetch), encoded once as a
+// ServerEnvelope, shared immutably by every session that delivers it (ARC-073).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "store/store.h"
+
+namespace xb::fanout {
+
+struct DeliveryRow {
+  int64_t sequence_id = 0;
+  std::string topic;
+  std::string encoded;  // the ServerEnvelope wire bytes
+};
+
+using RowPtr = std::shared_ptr<const DeliveryRow>;
+
+// Encodes a stored row as ServerEnvelope bytes; false when the row breaks an invariant. Supplied
+// by api/ (the wire schema lives there); thread-safe.
+using RowEncoder = std::function<bool(const store::StoredEnvelope& row, std::string* encoded)>;
+
+}  // namespace xb::fanout

@@ -1,0 +1,61 @@
+#include "fanout/messages_frame.h"
+
+#include <gtest/gtest.h>
+
+#include "xmtp/backend/v1/backend.pb.h"
+
+namespace xb::fanout {
+namespace {
+
+namespace v1 = xmtp::backend::v1;
+
+std::string Envelope(uint64_t id, size_t payload) {
+  v1::ServerEnvelope e;
+  e.mutable_meta()->mutable_cursor()->set_sequence_id(id);
+  e.mutable_meta()->mutable_topic()->set_topic(std::string(17, '\x01'));
+  e.mutable_envelope()->mutable_group_message()->set_data(std::string(payload, 'x'));
+  return e.SerializeAsString();
+}
+
+// verifies: API.md 2.5 (SubscribeResponse.messages = 3, Messages.envelopes = 1)
+TEST(MessagesFrameTest, BidiFrameParsesAsSubscribeResponseMessages) {
+  MessagesFrame frame(3);
+  const std::string a = Envelope(101, 10);
+  const std::string b = Envelope(104, 300);  // a two-byte length
+  EXPECT_EQ(frame.SizeWith(a.size()), frame.SizeAlone(a.size()));
+  frame.Add(a);
+  const size_t predicted = frame.SizeWith(b.size());
+  frame.Add(b);
+  const std::string bytes = frame.Take();
+  EXPECT_EQ(bytes.size(), predicted);
+  EXPECT_TRUE(frame.empty());
+  v1::SubscribeResponse response;
+  ASSERT_TRUE(response.ParseFromString(bytes));
+  ASSERT_EQ(response.response_case(), v1::SubscribeResponse::kMessages);
+  ASSERT_EQ(response.messages().envelopes_size(), 2);
+  EXPECT_EQ(response.messages().envelopes(0).meta().cursor().sequence_id(), 101u);
+  EXPECT_EQ(response.messages().envelopes(1).SerializeAsString(), b);
+}
+
+// verifies: API.md 2.5 (SubscribeStaticResponse.messages = 2)
+TEST(MessagesFrameTest, StaticFrameParsesAsSubscribeStaticResponseMessages) {
+  MessagesFrame frame(2);
+  frame.Add(Envelope(7, 1024));
+  v1::SubscribeStaticResponse response;
+  ASSERT_TRUE(response.ParseFromString(frame.Take()));
+  ASSERT_EQ(response.response_case(), v1::SubscribeStaticResponse::kMessages);
+  EXPECT_EQ(response.messages().envelopes(0).meta().cursor().sequence_id(), 7u);
+}
+
+TEST(MessagesFrameTest, VarintSizes) {
+  EXPECT_EQ(VarintSize(0), 1u);
+  EXPECT_EQ(VarintSize(127), 1u);
+  EXPECT_EQ(VarintSize(128), 2u);
+  EXPECT_EQ(VarintSize(2097152), 4u);
+  std::string out;
+  AppendVarint(out, 30000);
+  EXPECT_EQ(out, std::string("\xb0\xea\x01"));  // API.md 4.3: Started{30000}
+}
+
+}  // namespace
+}  // namespace xb::fanout

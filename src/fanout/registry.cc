@@ -1,0 +1,196 @@
+#include "fanout/registry.h"
+
+#include <algorithm>
+
+namespace xb::fanout {
+
+bool Registry::Open(SessionState& session) {
+  std::lock_guard lock(mu_);
+  if (!ready_ || shut_down_) {
+    return false;
+  }
+  session.open = true;
+  sessions_.push_back(&session);
+  return true;
+}
+
+void Registry::RemoveLocked(const RegistrationPtr& reg) {
+  auto it = by_topic_.find(reg->topic);
+  if (it == by_topic_.end()) {
+    return;
+  }
+  auto& regs = it->second;
+  auto pos = std::find(regs.begin(), regs.end(), reg);
+  if (pos == regs.end()) {
+    return;
+  }
+  *pos = std::move(regs.back());
+  regs.pop_back();
+  if (regs.empty()) {
+    by_topic_.erase(it);
+  }
+  metrics_.stream().topics_registered.Dec();
+}
+
+void Registry::Close(SessionState& session) {
+  std::lock_guard lock(mu_);
+  for (const auto& reg : session.registrations) {
+    RemoveLocked(reg);
+  }
+  session.registrations.clear();
+  session.inbox.clear();
+  if (session.open) {
+    session.open = false;
+    auto pos = std::find(sessions_.begin(), sessions_.end(), &session);
+    if (pos != sessions_.end()) {
+      *pos = sessions_.back();
+      sessions_.pop_back();
+    }
+  }
+}
+
+bool Registry::Add(SessionState& session, const std::vector<RegistrationPtr>& added) {
+  std::lock_guard lock(mu_);
+  if (session.failure || !session.open) {
+    return false;
+  }
+  for (const auto& reg : added) {
+    by_topic_[reg->topic].push_back(reg);
+    session.registrations.push_back(reg);
+  }
+  metrics_.stream().topics_registered.Add(static_cast<int64_t>(added.size()));
+  return true;
+}
+
+void Registry::Remove(SessionState& session, const std::vector<RegistrationPtr>& removed) {
+  std::lock_guard lock(mu_);
+  for (const auto& reg : removed) {
+    auto pos = std::find(session.registrations.begin(), session.registrations.end(), reg);
+    if (pos == session.registrations.end()) {
+      continue;  // already cleared by a failed generation
+    }
+    *pos = std::move(session.registrations.back());
+    session.registrations.pop_back();
+    RemoveLocked(reg);
+  }
+}
+
+void Registry::SetTargets(const std::vector<RegistrationPtr>& regs,
+                          const std::vector<int64_t>& targets) {
+  std::lock_guard lock(mu_);
+  for (size_t i = 0; i < regs.size() && i < targets.size(); ++i) {
+    regs[i]->needed = std::max(regs[i]->needed, targets[i]);
+  }
+}
+
+int64_t Registry::Needed(const Registration& reg) {
+  std::lock_guard lock(mu_);
+  return reg.needed;
+}
+
+bool Registry::TrySwitchLive(Registration& reg) {
+  std::lock_guard lock(mu_);
+  if (reg.needed <= reg.floor) {
+    reg.live = true;
+  }
+  return reg.live;
+}
+
+void Registry::Drain(SessionState& session, std::vector<LiveItem>* live, bool* notice,
+                     std::optional<Ending>* failure) {
+  std::lock_guard lock(mu_);
+  live->swap(session.inbox);
+  session.inbox.clear();
+  *notice = session.notice;
+  session.notice = false;
+  *failure = session.failure;
+}
+
+// implements: STORE.md 5.5 (dispatch never blocks; catching-up registrations get a coalesced
+// notice, live ones the shared row)
+void Registry::Dispatch(const std::vector<RowPtr>& rows) {
+  std::vector<SessionState*> touched;
+  {
+    std::lock_guard lock(mu_);
+    if (by_topic_.empty()) {
+      return;
+    }
+    for (const RowPtr& row : rows) {
+      auto it = by_topic_.find(row->topic);
+      if (it == by_topic_.end()) {
+        continue;
+      }
+      for (const RegistrationPtr& reg : it->second) {
+        SessionState* session = reg->session;
+        if (reg->live) {
+          session->inbox.push_back(LiveItem{reg, row});
+        } else if (row->sequence_id > reg->needed) {
+          reg->needed = row->sequence_id;
+          session->notice = true;
+        } else {
+          continue;
+        }
+        if (!session->touched) {
+          session->touched = true;
+          touched.push_back(session);
+        }
+      }
+    }
+    // Under the mutex: a session outlives its Close, which takes it too. A wake-up is one
+    // atomic exchange and at most one post.
+    for (SessionState* session : touched) {
+      session->touched = false;
+      session->Wake();
+    }
+  }
+}
+
+void Registry::SetReady() {
+  std::lock_guard lock(mu_);
+  if (!shut_down_) {
+    ready_ = true;
+    metrics_.tailer().ready.Set(1);
+  }
+}
+
+void Registry::FailAll(const Ending& ending) {
+  std::vector<SessionState*> sessions;
+  {
+    std::lock_guard lock(mu_);
+    ready_ = false;
+    metrics_.tailer().ready.Set(0);
+    for (SessionState* session : sessions_) {
+      session->open = false;
+      if (!session->failure) {
+        session->failure = ending;
+      }
+      session->registrations.clear();
+      session->inbox.clear();
+    }
+    int64_t registered = 0;
+    for (const auto& [topic, regs] : by_topic_) {
+      registered += static_cast<int64_t>(regs.size());
+    }
+    metrics_.stream().topics_registered.Add(-registered);
+    by_topic_.clear();
+    sessions.swap(sessions_);
+    for (SessionState* session : sessions) {
+      session->Wake();
+    }
+  }
+}
+
+void Registry::Shutdown(const Ending& ending) {
+  {
+    std::lock_guard lock(mu_);
+    shut_down_ = true;
+  }
+  FailAll(ending);
+}
+
+bool Registry::ready() const {
+  std::lock_guard lock(mu_);
+  return ready_ && !shut_down_;
+}
+
+}  // namespace xb::fanout

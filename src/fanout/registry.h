@@ -1,0 +1,137 @@
+// The subscriber registry (STORE.md 5.5, ARCHITECTURE.md 6): topic -> registrations of every
+// session, the tailer's dispatch into it, and stream admission (OPS-006).
+//
+// Threading: the tailer thread dispatches; each session touches its own state from its
+// connection's executor. Everything shared lives behind one mutex; dispatch never blocks on a
+// session (ARC-073): it appends to the session's inbox and posts one wake-up.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "fanout/delivery_row.h"
+#include "telemetry/metrics.h"
+
+namespace xb::fanout {
+
+class SessionState;
+
+// One topic on one stream (API.md 3.8).
+struct Registration {
+  Registration(std::string t, int64_t cursor, SessionState* s)
+      : topic(std::move(t)), floor(cursor), session(s) {}
+
+  const std::string topic;
+  // Session executor only: rows at or below are discarded; raised when a row is queued (ARC-075).
+  int64_t floor;
+  bool active = true;     // false once removed: its pending rows are dropped (ARC-074)
+  bool in_queue = false;  // in the session's catch-up queue
+
+  SessionState* const session;
+  // Guarded by the registry mutex: the greatest id this registration must reach before it turns
+  // live (its catch-up target, raised by tailer notices), and whether it is live.
+  int64_t needed = 0;
+  bool live = false;
+};
+
+using RegistrationPtr = std::shared_ptr<Registration>;
+
+struct LiveItem {
+  RegistrationPtr registration;
+  RowPtr row;
+};
+
+// Why a stream ends, as the client sees it and as xmtp_stream_ended_total counts it.
+struct Ending {
+  Status status;
+  telemetry::StreamEndReason reason = telemetry::StreamEndReason::kClient;
+};
+
+// What the registry keeps per session. Created by the session; `wake` must be thread-safe (it
+// posts to the session's executor).
+class SessionState {
+ public:
+  explicit SessionState(std::function<void()> wake) : wake_(std::move(wake)) {}
+
+  // Guarded by the registry mutex.
+  std::vector<LiveItem> inbox;
+  bool notice = false;  // a catching-up registration's target was raised
+  std::optional<Ending> failure;
+  bool open = false;
+  bool touched = false;  // dispatch bookkeeping
+  std::vector<RegistrationPtr> registrations;
+
+ private:
+  friend class Registry;
+  void Wake() {
+    if (!wake_posted_.exchange(true, std::memory_order_acq_rel)) {
+      wake_();
+    }
+  }
+
+ public:
+  // The session's executor calls this when its posted wake-up runs.
+  void WakeDelivered() { wake_posted_.store(false, std::memory_order_release); }
+
+ private:
+  std::function<void()> wake_;
+  std::atomic<bool> wake_posted_{false};
+};
+
+class Registry {
+ public:
+  explicit Registry(telemetry::Metrics& metrics) : metrics_(metrics) {}
+
+  // Stream admission (OPS-006): false while recovery runs or after shutdown began.
+  bool Open(SessionState& session);
+  // Removes every registration of the session (idempotent).
+  void Close(SessionState& session);
+
+  // Registers new registrations (live = false, needed = 0). False when the session's generation
+  // ended meanwhile (its failure is set); nothing is registered then.
+  bool Add(SessionState& session, const std::vector<RegistrationPtr>& added);
+  void Remove(SessionState& session, const std::vector<RegistrationPtr>& removed);
+  // Raises each registration's `needed` to its captured target (API-252).
+  void SetTargets(const std::vector<RegistrationPtr>& regs, const std::vector<int64_t>& targets);
+  // The id `reg` must reach now.
+  int64_t Needed(const Registration& reg);
+  // Switches `reg` to live when its floor reached `needed`, atomically with respect to dispatch
+  // (STORE.md 5.5). Returns true when it is live now.
+  bool TrySwitchLive(Registration& reg);
+
+  // Takes what the tailer left for the session.
+  void Drain(SessionState& session, std::vector<LiveItem>* live, bool* notice,
+             std::optional<Ending>* failure);
+
+  // Tailer: dispatches rows (ascending id) to registrations and wakes their sessions.
+  void Dispatch(const std::vector<RowPtr>& rows);
+  // Tailer: streams are admitted from now on (xmtp_tailer_ready = 1).
+  void SetReady();
+  // Tailer or shutdown: refuses new streams and ends every open one with `ending`, clearing all
+  // registrations (STORE.md 5.2 step 1, OPS-006, OPS-007).
+  void FailAll(const Ending& ending);
+  // Shutdown: refuse streams for good.
+  void Shutdown(const Ending& ending);
+
+  bool ready() const;
+
+ private:
+  void RemoveLocked(const RegistrationPtr& reg);
+
+  telemetry::Metrics& metrics_;
+  mutable std::mutex mu_;
+  bool ready_ = false;
+  bool shut_down_ = false;
+  std::unordered_map<std::string, std::vector<RegistrationPtr>> by_topic_;
+  std::vector<SessionState*> sessions_;
+};
+
+}  // namespace xb::fanout

@@ -1,0 +1,107 @@
+#include "fanout/registry.h"
+
+#include <gtest/gtest.h>
+
+namespace xb::fanout {
+namespace {
+
+RowPtr Row(int64_t id, std::string topic) {
+  auto row = std::make_shared<DeliveryRow>();
+  row->sequence_id = id;
+  row->topic = std::move(topic);
+  row->encoded = "e" + std::to_string(id);
+  return row;
+}
+
+class RegistryTest : public ::testing::Test {
+ protected:
+  telemetry::Metrics metrics_{"test"};
+  Registry registry_{metrics_};
+  int wakes_ = 0;
+  SessionState session_{[this] { ++wakes_; }};
+};
+
+// verifies: OPS-006 (streams are refused until recovery completed)
+TEST_F(RegistryTest, RefusesSessionsUntilReady) {
+  EXPECT_FALSE(registry_.Open(session_));
+  registry_.SetReady();
+  EXPECT_TRUE(registry_.Open(session_));
+  EXPECT_EQ(metrics_.tailer().ready.Value(), 1);
+  registry_.Close(session_);
+}
+
+// verifies: STORE.md 5.5 (catching up: coalesced notice only; live: the shared row)
+TEST_F(RegistryTest, CatchingUpGetsNoticesAndLiveGetsRows) {
+  registry_.SetReady();
+  ASSERT_TRUE(registry_.Open(session_));
+  auto a = std::make_shared<Registration>("A", 0, &session_);
+  auto b = std::make_shared<Registration>("B", 0, &session_);
+  ASSERT_TRUE(registry_.Add(session_, {a, b}));
+  EXPECT_EQ(metrics_.stream().topics_registered.Value(), 2);
+  registry_.SetTargets({a, b}, {5, 0});
+  EXPECT_EQ(registry_.Needed(*a), 5);
+
+  // B has nothing to catch up: it turns live; A does not (floor 0 < 5).
+  EXPECT_TRUE(registry_.TrySwitchLive(*b));
+  EXPECT_FALSE(registry_.TrySwitchLive(*a));
+
+  registry_.Dispatch({Row(7, "A"), Row(8, "B"), Row(9, "C")});
+  EXPECT_EQ(wakes_, 1);  // one wake-up per dispatch per session
+  EXPECT_EQ(registry_.Needed(*a), 7);
+
+  std::vector<LiveItem> live;
+  bool notice = false;
+  std::optional<Ending> failure;
+  registry_.Drain(session_, &live, &notice, &failure);
+  EXPECT_TRUE(notice);
+  EXPECT_FALSE(failure);
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(live[0].registration, b);
+  EXPECT_EQ(live[0].row->sequence_id, 8);
+
+  // A reaches its needed id and switches; the next row for A is delivered live.
+  a->floor = 7;
+  EXPECT_TRUE(registry_.TrySwitchLive(*a));
+  registry_.Dispatch({Row(10, "A")});
+  registry_.Drain(session_, &live, &notice, &failure);
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(live[0].registration, a);
+
+  registry_.Remove(session_, {a});
+  registry_.Dispatch({Row(11, "A")});
+  registry_.Drain(session_, &live, &notice, &failure);
+  EXPECT_TRUE(live.empty());
+  EXPECT_EQ(metrics_.stream().topics_registered.Value(), 1);
+  registry_.Close(session_);
+  EXPECT_EQ(metrics_.stream().topics_registered.Value(), 0);
+}
+
+// verifies: OPS-006 (recovery ends every stream and refuses new ones)
+TEST_F(RegistryTest, FailAllEndsSessionsAndRefusesNewOnes) {
+  registry_.SetReady();
+  ASSERT_TRUE(registry_.Open(session_));
+  auto a = std::make_shared<Registration>("A", 0, &session_);
+  ASSERT_TRUE(registry_.Add(session_, {a}));
+  registry_.FailAll(Ending{Status(StatusCode::kResourceExhausted, "gaps"),
+                           telemetry::StreamEndReason::kCapacity});
+  EXPECT_EQ(wakes_, 1);
+  EXPECT_FALSE(registry_.ready());
+  EXPECT_EQ(metrics_.tailer().ready.Value(), 0);
+  EXPECT_EQ(metrics_.stream().topics_registered.Value(), 0);
+  std::vector<LiveItem> live;
+  bool notice = false;
+  std::optional<Ending> failure;
+  registry_.Drain(session_, &live, &notice, &failure);
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->status.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(failure->reason, telemetry::StreamEndReason::kCapacity);
+  // A registration attempted after the failure is refused.
+  auto b = std::make_shared<Registration>("B", 0, &session_);
+  EXPECT_FALSE(registry_.Add(session_, {b}));
+  SessionState other([] {});
+  EXPECT_FALSE(registry_.Open(other));
+  registry_.Close(session_);
+}
+
+}  // namespace
+}  // namespace xb::fanout

@@ -1,0 +1,391 @@
+#include "fanout/stream_session.h"
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
+
+#include "fanout/messages_frame.h"
+
+namespace xb::fanout {
+
+namespace asio = boost::asio;
+
+namespace {
+
+Ending DatabaseFailure() {
+  return Ending{Status(StatusCode::kUnavailable, "stream history could not be read; reconnect"),
+                telemetry::StreamEndReason::kDatabase};
+}
+
+Ending TooLarge() {
+  return Ending{
+      Status(StatusCode::kResourceExhausted, "a stored envelope does not fit in a stream frame"),
+      telemetry::StreamEndReason::kCapacity};
+}
+
+Ending Backpressure() {
+  return Ending{Status(StatusCode::kResourceExhausted,
+                       "the stream's output is full: the client is not reading"),
+                telemetry::StreamEndReason::kBackpressure};
+}
+
+// A catch-up wave's rows, encoded on the DB pool thread.
+struct WaveRow {
+  int64_t sequence_id = 0;
+  std::string encoded;
+};
+using WaveResult = std::variant<std::vector<std::vector<WaveRow>>, store::StoreError>;
+
+}  // namespace
+
+StreamSession::StreamSession(std::shared_ptr<rpc::Call> call, StreamDeps deps, StreamLimits limits,
+                             uint32_t messages_field, telemetry::StreamKind kind)
+    : call_(std::move(call)),
+      deps_(std::move(deps)),
+      limits_(limits),
+      messages_field_(messages_field),
+      kind_(kind),
+      last_frame_at_(Clock::now()) {
+  std::weak_ptr<rpc::Call> weak_call = call_;
+  auto executor = call_->executor();
+  // The wake-up crosses threads: it only posts, and holds the call weakly.
+  state_ = std::make_shared<SessionState>([executor, weak_call] {
+    asio::post(executor, [weak_call] {
+      if (auto c = weak_call.lock()) {
+        c->Notify();
+      }
+    });
+  });
+}
+
+StreamSession::~StreamSession() {
+  if (ticket_) {
+    deps_.permits->Release(ticket_);
+  }
+  deps_.registry->Close(*state_);
+  if (opened_) {
+    deps_.metrics->stream().sessions.Dec(kind_);
+  }
+}
+
+bool StreamSession::Open() {
+  opened_ = deps_.registry->Open(*state_);
+  if (opened_) {
+    deps_.metrics->stream().sessions.Inc(kind_);
+  }
+  return opened_;
+}
+
+asio::awaitable<std::variant<std::vector<CatchupTargetOut>, Ending>> StreamSession::Add(
+    const std::vector<store::TopicCursor>& adds) {
+  std::vector<RegistrationPtr> added;
+  std::vector<std::string> topics;
+  for (const auto& add : adds) {
+    if (by_topic_.contains(add.topic)) {
+      continue;  // API-253: an already registered topic is left untouched
+    }
+    added.push_back(std::make_shared<Registration>(add.topic, add.after, state_.get()));
+    topics.push_back(add.topic);
+  }
+  std::vector<CatchupTargetOut> targets;
+  if (added.empty()) {
+    co_return targets;
+  }
+  // ARC-076: registration precedes head capture, on the database the tailer reads.
+  if (!deps_.registry->Add(*state_, added)) {
+    std::vector<LiveItem> ignored;
+    bool notice = false;
+    std::optional<Ending> failure;
+    deps_.registry->Drain(*state_, &ignored, &notice, &failure);
+    co_return failure.value_or(DatabaseFailure());
+  }
+  for (const auto& reg : added) {
+    by_topic_.emplace(reg->topic, reg);
+  }
+  auto heads_job = [store = deps_.store, topics = std::move(topics)] {
+    return store->Heads(topics);
+  };
+  auto heads = co_await deps_.db->Run(std::move(heads_job));
+  if (std::holds_alternative<store::StoreError>(heads)) {
+    co_return DatabaseFailure();
+  }
+  const auto& values = std::get<std::vector<int64_t>>(heads);
+  if (values.size() != added.size()) {
+    co_return DatabaseFailure();
+  }
+  deps_.registry->SetTargets(added, values);
+  targets.reserve(added.size());
+  for (size_t i = 0; i < added.size(); ++i) {
+    targets.push_back(CatchupTargetOut{added[i]->topic, values[i]});
+    added[i]->in_queue = true;
+    catch_up_.push_back(added[i]);
+  }
+  co_return targets;
+}
+
+void StreamSession::Remove(const std::vector<std::string>& topics) {
+  std::vector<RegistrationPtr> removed;
+  for (const auto& topic : topics) {
+    auto it = by_topic_.find(topic);
+    if (it == by_topic_.end()) {
+      continue;  // API-253: removing an unregistered topic does nothing
+    }
+    it->second->active = false;
+    removed.push_back(std::move(it->second));
+    by_topic_.erase(it);
+  }
+  if (!removed.empty()) {
+    deps_.registry->Remove(*state_, removed);
+  }
+}
+
+std::optional<Ending> StreamSession::WriteControl(std::string_view message,
+                                                  telemetry::FrameSent frame,
+                                                  uint64_t max_response_bytes) {
+  if (message.size() > max_response_bytes) {
+    return Ending{Status(StatusCode::kResourceExhausted,
+                         "a stream control frame exceeds the response size limit"),
+                  telemetry::StreamEndReason::kCapacity};
+  }
+  if (!call_->WriteNow(message).ok()) {
+    return std::nullopt;  // the call ended; the caller sees it
+  }
+  deps_.metrics->stream().frames_sent.Inc(frame);
+  last_frame_at_ = Clock::now();
+  return std::nullopt;
+}
+
+std::optional<Ending> StreamSession::QueueMessages(std::string message, bool live,
+                                                   size_t envelopes) {
+  if (live && (call_->queued_messages() + 1 > limits_.outbound_frames ||
+               call_->pending_body() + message.size() > limits_.outbound_bytes)) {
+    return Backpressure();  // ARC-080: never drop, never wait for a slow reader on live rows
+  }
+  if (!call_->WriteNow(message).ok()) {
+    return std::nullopt;
+  }
+  auto& sm = deps_.metrics->stream();
+  sm.frames_sent.Inc(telemetry::FrameSent::kMessages);
+  sm.envelopes_sent.Add(live ? telemetry::DeliveryPhase::kLive : telemetry::DeliveryPhase::kCatchUp,
+                        envelopes);
+  last_frame_at_ = Clock::now();
+  return std::nullopt;
+}
+
+// implements: STORE.md 5.5 (live rows, floors), API-254
+std::optional<Ending> StreamSession::DeliverLive(std::vector<LiveItem>& items) {
+  MessagesFrame frame(messages_field_);
+  for (auto& item : items) {
+    Registration& reg = *item.registration;
+    if (!reg.active || item.row->sequence_id <= reg.floor) {
+      continue;  // ARC-074, ARC-075
+    }
+    const size_t size = item.row->encoded.size();
+    if (frame.SizeAlone(size) > limits_.frame_bytes) {
+      return TooLarge();
+    }
+    if (frame.SizeWith(size) > limits_.frame_bytes) {
+      const size_t n = frame.count();
+      if (auto ending = QueueMessages(frame.Take(), true, n)) {
+        return ending;
+      }
+    }
+    frame.Add(item.row->encoded);
+    reg.floor = item.row->sequence_id;
+  }
+  if (!frame.empty()) {
+    const size_t n = frame.count();
+    return QueueMessages(frame.Take(), true, n);
+  }
+  return std::nullopt;
+}
+
+bool StreamSession::HasCatchUpRoom() const {
+  // Catch-up leaves half the queue for live rows, so a reading client is never failed for them.
+  return call_->queued_messages() < limits_.outbound_frames / 2 &&
+         call_->pending_body() < limits_.outbound_bytes / 2;
+}
+
+bool StreamSession::ready_for_more() const {
+  return !catch_up_.empty() && HasCatchUpRoom() && (!ticket_ || ticket_->granted());
+}
+
+asio::awaitable<std::optional<Ending>> StreamSession::Pump() {
+  state_->WakeDelivered();  // before draining: a later dispatch posts a new wake-up
+  std::vector<LiveItem> live;
+  bool notice = false;
+  std::optional<Ending> failure;
+  deps_.registry->Drain(*state_, &live, &notice, &failure);
+  if (failure) {
+    co_return failure;
+  }
+  if (!live.empty()) {
+    if (auto ending = DeliverLive(live)) {
+      co_return ending;
+    }
+  }
+  if (catch_up_.empty() || call_->ended()) {
+    co_return std::nullopt;
+  }
+  if (!HasCatchUpRoom()) {
+    if (!room_wait_since_) {
+      room_wait_since_ = Clock::now();
+    }
+    co_return std::nullopt;  // woken when the connection drains the queue
+  }
+  if (room_wait_since_) {
+    deps_.metrics->stream().outbound_wait_seconds.Observe(
+        std::chrono::duration<double>(Clock::now() - *room_wait_since_).count());
+    room_wait_since_.reset();
+  }
+  if (!ticket_) {
+    ticket_since_ = Clock::now();
+    std::weak_ptr<rpc::Call> weak_call = call_;
+    auto executor = call_->executor();
+    ticket_ = deps_.permits->Acquire([executor, weak_call] {
+      asio::post(executor, [weak_call] {
+        if (auto c = weak_call.lock()) {
+          c->Notify();
+        }
+      });
+    });
+  }
+  if (!ticket_->granted()) {
+    co_return std::nullopt;
+  }
+  deps_.metrics->stream().fetch_wait_seconds.Observe(
+      std::chrono::duration<double>(Clock::now() - ticket_since_).count());
+  auto ending = co_await CatchUpWave();
+  if (ticket_) {
+    deps_.permits->Release(ticket_);
+    ticket_.reset();
+  }
+  co_return ending;
+}
+
+// implements: API-261 (round-robin waves), STORE.md 7 (catch-up history), ARC-086, ARC-087
+asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
+  // The wave: up to turn_topics registrations from the front of the queue.
+  std::vector<RegistrationPtr> wave;
+  std::vector<store::CatchUpRange> ranges;
+  while (!catch_up_.empty() && wave.size() < limits_.turn_topics) {
+    RegistrationPtr reg = std::move(catch_up_.front());
+    catch_up_.pop_front();
+    if (!reg->active) {
+      reg->in_queue = false;
+      continue;
+    }
+    if (deps_.registry->TrySwitchLive(*reg)) {
+      reg->in_queue = false;  // STORE.md 5.5: reached its target, live from now on
+      continue;
+    }
+    ranges.push_back(store::CatchUpRange{reg->topic, reg->floor, deps_.registry->Needed(*reg)});
+    wave.push_back(std::move(reg));
+  }
+  if (wave.empty()) {
+    co_return std::nullopt;
+  }
+  const size_t queued = call_->pending_body();
+  const uint64_t budget =
+      queued < limits_.outbound_bytes ? limits_.outbound_bytes - queued : limits_.frame_bytes;
+  auto job = [store = deps_.store, encoder = deps_.encoder, ranges = std::move(ranges),
+              per_range = limits_.turn_rows, budget]() -> WaveResult {
+    auto fetched = store->CatchUp(ranges, per_range, budget);
+    if (auto* error = std::get_if<store::StoreError>(&fetched)) {
+      return *error;
+    }
+    auto& per = std::get<std::vector<std::vector<store::StoredEnvelope>>>(fetched);
+    std::vector<std::vector<WaveRow>> out(per.size());
+    for (size_t i = 0; i < per.size(); ++i) {
+      out[i].reserve(per[i].size());
+      for (const auto& row : per[i]) {
+        WaveRow w;
+        w.sequence_id = row.meta.sequence_id;
+        if (!encoder(row, &w.encoded)) {
+          store::StoreError error;
+          error.kind = store::ErrorKind::kInvariant;
+          error.message = "a stored envelope does not decode";
+          return error;
+        }
+        out[i].push_back(std::move(w));
+      }
+    }
+    return out;
+  };
+  auto result = co_await deps_.db->Run(std::move(job));
+  if (call_->ended()) {
+    co_return std::nullopt;
+  }
+  if (auto* error = std::get_if<store::StoreError>(&result)) {
+    if (error->kind == store::ErrorKind::kInvariant) {
+      deps_.metrics->db().errors.Inc(telemetry::DbErrorKind::kInvariant);
+    }
+    co_return DatabaseFailure();
+  }
+  auto& per = std::get<std::vector<std::vector<WaveRow>>>(result);
+  if (per.size() != wave.size()) {
+    co_return DatabaseFailure();
+  }
+  // Was the byte cutoff possibly reached? Then an empty range is not evidence of a lost row.
+  uint64_t fetched_bytes = 0;
+  for (const auto& rows : per) {
+    for (const auto& row : rows) {
+      fetched_bytes += row.encoded.size() + 256;
+    }
+  }
+  const bool maybe_cut = fetched_bytes + limits_.max_envelope_bytes + 512 > budget;
+  for (size_t i = 0; i < wave.size(); ++i) {
+    // STORE.md 5.5: a range (floor, needed] with no row although its head exists is a failure.
+    if (per[i].empty() && wave[i]->active && !maybe_cut) {
+      co_return DatabaseFailure();
+    }
+  }
+  // Frames interleave the registrations row by row, so none gets a second frame of catch-up
+  // rows before every other one of the wave has had one (API-261).
+  MessagesFrame frame(messages_field_);
+  size_t longest = 0;
+  for (const auto& rows : per) {
+    longest = std::max(longest, rows.size());
+  }
+  for (size_t k = 0; k < longest; ++k) {
+    for (size_t i = 0; i < wave.size(); ++i) {
+      if (k >= per[i].size()) {
+        continue;
+      }
+      Registration& reg = *wave[i];
+      const WaveRow& row = per[i][k];
+      if (!reg.active || row.sequence_id <= reg.floor) {
+        continue;
+      }
+      if (frame.SizeAlone(row.encoded.size()) > limits_.frame_bytes) {
+        co_return TooLarge();
+      }
+      if (frame.SizeWith(row.encoded.size()) > limits_.frame_bytes) {
+        const size_t n = frame.count();
+        if (auto ending = QueueMessages(frame.Take(), false, n)) {
+          co_return ending;
+        }
+      }
+      frame.Add(row.encoded);
+      reg.floor = row.sequence_id;
+    }
+  }
+  if (!frame.empty()) {
+    const size_t n = frame.count();
+    if (auto ending = QueueMessages(frame.Take(), false, n)) {
+      co_return ending;
+    }
+  }
+  // Unfinished registrations go to the back of the queue; finished ones turn live.
+  for (auto& reg : wave) {
+    if (!reg->active) {
+      reg->in_queue = false;
+    } else if (deps_.registry->TrySwitchLive(*reg)) {
+      reg->in_queue = false;
+    } else {
+      catch_up_.push_back(std::move(reg));
+    }
+  }
+  co_return std::nullopt;
+}
+
+}  // namespace xb::fanout

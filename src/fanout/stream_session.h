@@ -1,0 +1,111 @@
+// One stream's delivery engine (STORE.md 5.5, API.md 3.8-3.9): its registrations and floors, the
+// live rows the tailer hands it, catch-up waves (round-robin fair across topics, under fetch
+// permits), and a bounded outbound queue. The wire protocol around it (Started, Update, Applied,
+// Ping/Pong, keepalive) belongs to api/stream_service.
+//
+// Threading: everything runs on the call's executor; only the registry and the fetch permits are
+// shared with other threads.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "fanout/delivery_row.h"
+#include "fanout/fetch_permits.h"
+#include "fanout/registry.h"
+#include "rpc/call.h"
+#include "store/db_pool.h"
+#include "store/store.h"
+#include "telemetry/metrics.h"
+
+namespace xb::fanout {
+
+struct StreamDeps {
+  store::Store* store = nullptr;
+  store::DbPool* db = nullptr;
+  Registry* registry = nullptr;
+  FetchPermits* permits = nullptr;
+  telemetry::Metrics* metrics = nullptr;
+  RowEncoder encoder;
+};
+
+struct StreamLimits {
+  size_t frame_bytes = 2097152;         // min(2 MiB, limits.max_response_bytes)
+  size_t outbound_bytes = 16u << 20;    // queued response bytes, at most
+  size_t outbound_frames = 64;          // queued response messages, at most
+  uint32_t turn_topics = 256;           // registrations per catch-up wave (ARC-086)
+  uint32_t turn_rows = 64;              // rows per registration per wave
+  size_t max_envelope_bytes = 1048576;  // limits.max_envelope_bytes (the largest storable row)
+};
+
+struct CatchupTargetOut {
+  std::string topic;
+  int64_t through = 0;
+};
+
+class StreamSession {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  StreamSession(std::shared_ptr<rpc::Call> call, StreamDeps deps, StreamLimits limits,
+                uint32_t messages_field, telemetry::StreamKind kind);
+  ~StreamSession();
+  StreamSession(const StreamSession&) = delete;
+  StreamSession& operator=(const StreamSession&) = delete;
+
+  // Stream admission (OPS-006): false while stream recovery runs.
+  bool Open();
+
+  // Registers the topics of `adds` that are not registered yet (callers pass distinct topics),
+  // then reads their heads (API-252: targets captured after registration). Returns one target per
+  // newly registered topic, in add order.
+  boost::asio::awaitable<std::variant<std::vector<CatchupTargetOut>, Ending>> Add(
+      const std::vector<store::TopicCursor>& adds);
+  // Unregisters; no envelope of a removed registration is queued afterwards (API-253).
+  void Remove(const std::vector<std::string>& topics);
+  bool IsRegistered(const std::string& topic) const { return by_topic_.contains(topic); }
+  size_t registered() const { return by_topic_.size(); }
+
+  // Queues what is ready: live rows, then catch-up waves while there is room and a fetch permit.
+  // Returns the ending when the stream must fail. Suspends for catch-up reads.
+  boost::asio::awaitable<std::optional<Ending>> Pump();
+  // True when Pump could make progress now without waiting (more catch-up with room and permit).
+  bool ready_for_more() const;
+
+  // Queues a control response message (Started, Applied, Ping, Pong, Keepalive); RESOURCE_EXHAUSTED
+  // when it exceeds limits.max_response_bytes (API.md 3.13).
+  std::optional<Ending> WriteControl(std::string_view message, telemetry::FrameSent frame,
+                                     uint64_t max_response_bytes);
+
+  Clock::time_point last_frame_at() const { return last_frame_at_; }
+
+ private:
+  bool HasCatchUpRoom() const;
+  std::optional<Ending> QueueMessages(std::string message, bool live, size_t envelopes);
+  boost::asio::awaitable<std::optional<Ending>> CatchUpWave();
+  std::optional<Ending> DeliverLive(std::vector<LiveItem>& items);
+
+  std::shared_ptr<rpc::Call> call_;
+  StreamDeps deps_;
+  StreamLimits limits_;
+  uint32_t messages_field_;
+  telemetry::StreamKind kind_;
+  std::shared_ptr<SessionState> state_;
+  bool opened_ = false;
+
+  std::unordered_map<std::string, RegistrationPtr> by_topic_;
+  std::deque<RegistrationPtr> catch_up_;  // registrations not live yet, round-robin order
+  std::shared_ptr<FetchPermits::Ticket> ticket_;
+  Clock::time_point ticket_since_{};
+  std::optional<Clock::time_point> room_wait_since_;
+  Clock::time_point last_frame_at_;
+};
+
+}  // namespace xb::fanout

@@ -1,0 +1,400 @@
+#include "fanout/tailer.h"
+
+#include <algorithm>
+
+namespace xb::fanout {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Initial private constants of STORE.md 5.3.
+constexpr size_t kProbeRangesPerStatement = 128;
+constexpr uint32_t kProbeRowsPerRange = 64;
+constexpr uint32_t kForwardRows = 1024;
+constexpr uint64_t kPollByteBudget = uint64_t{64} << 20;  // ARC-077
+constexpr uint64_t kRowOverheadBytes = 256;
+
+Ending Lost() {
+  return Ending{Status(StatusCode::kUnavailable,
+                       "stream recovery restarted: the read database connection was lost; "
+                       "reconnect from your cursors"),
+                telemetry::StreamEndReason::kTailer};
+}
+
+Ending GapOverflow() {
+  return Ending{Status(StatusCode::kResourceExhausted,
+                       "stream recovery restarted: too many unresolved sequence ranges; "
+                       "reconnect from your cursors"),
+                telemetry::StreamEndReason::kCapacity};
+}
+
+}  // namespace
+
+Tailer::Tailer(store::Store& store, Registry& registry, telemetry::Metrics& metrics,
+               telemetry::Logger& logger, RowEncoder encoder, TailerOptions options)
+    : store_(store),
+      registry_(registry),
+      metrics_(metrics),
+      logger_(logger),
+      encoder_(std::move(encoder)),
+      options_(options) {}
+
+Tailer::~Tailer() { Stop(); }
+
+void Tailer::Start() {
+  tailer_thread_ = std::thread([this] { Run(); });
+  boundary_thread_ = std::thread([this] { RunBoundaryWorker(); });
+}
+
+bool Tailer::WaitReady() {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return ready_once_ || stopping_; });
+  return ready_once_;
+}
+
+void Tailer::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (tailer_thread_.joinable()) {
+    tailer_thread_.join();
+  }
+  if (boundary_thread_.joinable()) {
+    boundary_thread_.join();
+  }
+}
+
+void Tailer::OnCommit(int64_t /*last_id*/) {
+  {
+    std::lock_guard lock(mu_);
+    committed_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool Tailer::SleepUntil(Clock::time_point until, bool wake_on_commit) {
+  std::unique_lock lock(mu_);
+  cv_.wait_until(lock, until,
+                 [&] { return stopping_ || boundary_failed_ || (wake_on_commit && committed_); });
+  return !stopping_;
+}
+
+void Tailer::RequestBoundaryAdvance() {
+  {
+    std::lock_guard lock(mu_);
+    boundary_requested_ = true;
+  }
+  cv_.notify_all();
+}
+
+// implements: STORE.md 4.3 (requests coalesce into one pending bit, cleared just before an
+// attempt; attempts at least one poll interval apart; a lock timeout keeps it pending; an error
+// ends the generation, ARC-082)
+void Tailer::RunBoundaryWorker() {
+  while (true) {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || boundary_requested_; });
+      if (stopping_) {
+        return;
+      }
+      boundary_requested_ = false;
+    }
+    auto result = store_.AdvanceBoundary();
+    auto& advances = metrics_.tailer().boundary_advances;
+    if (std::holds_alternative<store::StoreError>(result)) {
+      advances.Inc(telemetry::BoundaryResult::kError);
+      logger_.Warn("allocation boundary advance failed; restarting stream recovery");
+      std::lock_guard lock(mu_);
+      boundary_failed_ = true;
+    } else if (std::get<store::BoundaryAdvance>(result).lock_timeout) {
+      advances.Inc(telemetry::BoundaryResult::kLockTimeout);
+      logger_.Warn("allocation boundary advance timed out waiting for the barrier");
+      std::lock_guard lock(mu_);
+      boundary_requested_ = true;
+    } else {
+      advances.Inc(telemetry::BoundaryResult::kOk);
+    }
+    cv_.notify_all();
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, options_.poll_interval, [&] { return stopping_; });
+    if (stopping_) {
+      return;
+    }
+  }
+}
+
+void Tailer::Run() {
+  while (true) {
+    if (!Bootstrap()) {
+      return;
+    }
+    {
+      std::lock_guard lock(mu_);
+      ready_once_ = true;
+    }
+    cv_.notify_all();
+    while (true) {
+      const auto started = Clock::now();
+      {
+        std::lock_guard lock(mu_);
+        if (stopping_) {
+          return;
+        }
+        if (boundary_failed_) {
+          break;
+        }
+        committed_ = false;
+      }
+      const PollOutcome outcome = Poll();
+      if (outcome == PollOutcome::kFailed) {
+        break;
+      }
+      if (outcome == PollOutcome::kGapOverflow) {
+        EndGeneration(GapOverflow());
+        break;
+      }
+      if (outcome == PollOutcome::kIncomplete) {
+        continue;  // ARC-071: a poll cut short polls again at once
+      }
+      if (!SleepUntil(started + options_.poll_interval, /*wake_on_commit=*/true)) {
+        return;
+      }
+    }
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) {
+        return;
+      }
+    }
+    // A poll error or a boundary error (the gap overflow ended its generation already).
+    if (registry_.ready()) {
+      EndGeneration(Lost());
+    }
+  }
+}
+
+void Tailer::EndGeneration(const Ending& ending) {
+  logger_.Warn("stream recovery restarting; open streams end",
+               {telemetry::Field::Error(ending.status)});
+  registry_.FailAll(ending);
+  reader_.reset();
+  gaps_.Clear();
+}
+
+// implements: STORE.md 5.2 (recovery generation), OPS-006
+bool Tailer::Bootstrap() {
+  // Step 1. Streams of a previous generation were failed by EndGeneration.
+  metrics_.tailer().restarts.Inc();
+  metrics_.tailer().gap_ranges.Set(0);
+  metrics_.tailer().ready.Set(0);
+  {
+    std::lock_guard lock(mu_);
+    boundary_failed_ = false;
+  }
+  reader_.reset();
+  gaps_.Clear();
+  bool first_attempt = true;
+  while (true) {
+    if (!first_attempt && !SleepUntil(Clock::now() + options_.poll_interval, false)) {
+      return false;
+    }
+    first_attempt = false;
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) {
+        return false;
+      }
+    }
+    // Step 2: the boundary B on the primary.
+    auto advance = store_.AdvanceBoundary();
+    auto& advances = metrics_.tailer().boundary_advances;
+    if (std::holds_alternative<store::StoreError>(advance)) {
+      advances.Inc(telemetry::BoundaryResult::kError);
+      logger_.Warn("stream recovery: allocation boundary advance failed; retrying");
+      continue;
+    }
+    const auto& outcome = std::get<store::BoundaryAdvance>(advance);
+    if (outcome.lock_timeout) {
+      advances.Inc(telemetry::BoundaryResult::kLockTimeout);
+      continue;
+    }
+    advances.Inc(telemetry::BoundaryResult::kOk);
+    const int64_t boundary = outcome.boundary;
+    // Step 3: a fresh dedicated connection to the read database.
+    auto reader = store_.OpenTailReader();
+    if (std::holds_alternative<store::StoreError>(reader)) {
+      logger_.Warn("stream recovery: cannot open the tailer's read connection; retrying");
+      continue;
+    }
+    reader_ = std::move(std::get<std::unique_ptr<store::TailReader>>(reader));
+    // Step 4: wait until the read database shows B.
+    bool visible = false;
+    bool failed = false;
+    while (!visible && !failed) {
+      auto seen = reader_->Begin();
+      auto ended = reader_->End();
+      if (std::holds_alternative<store::StoreError>(seen) ||
+          std::holds_alternative<store::StoreError>(ended)) {
+        failed = true;
+      } else if (std::get<int64_t>(seen) >= boundary) {
+        visible = true;
+      } else if (!SleepUntil(Clock::now() + options_.poll_interval, false)) {
+        return false;
+      }
+    }
+    if (failed) {
+      logger_.Warn("stream recovery: the read database failed while catching up; retrying");
+      reader_.reset();
+      continue;
+    }
+    // Step 5.
+    cursor_ = boundary;
+    gaps_.Clear();
+    registry_.SetReady();
+    return true;
+  }
+}
+
+// implements: STORE.md 5.3 (one poll, one snapshot), ARC-037, ARC-038, ARC-042, ARC-077
+Tailer::PollOutcome Tailer::Poll() {
+  auto& tm = metrics_.tailer();
+  auto fail = [&](bool invariant) {
+    tm.polls.Inc(telemetry::TailerPollResult::kError);
+    if (invariant) {
+      metrics_.db().errors.Inc(telemetry::DbErrorKind::kInvariant);
+    }
+    if (reader_) {
+      reader_->End();
+    }
+    return PollOutcome::kFailed;
+  };
+  auto begun = reader_->Begin();
+  if (std::holds_alternative<store::StoreError>(begun)) {
+    return fail(false);
+  }
+  const int64_t b = std::get<int64_t>(begun);
+
+  std::vector<store::RowHead> selected;
+  uint64_t bytes = 0;
+  uint64_t gap_rows = 0;
+  uint64_t forward_rows = 0;
+  bool incomplete = false;
+  auto admit = [&](const store::RowHead& row) {
+    const uint64_t cost = row.payload_bytes + kRowOverheadBytes;
+    if (!selected.empty() && bytes + cost > kPollByteBudget) {
+      return false;
+    }
+    bytes += cost;
+    selected.push_back(row);
+    return true;
+  };
+
+  // Gap probes, ascending, in batches.
+  const auto ranges = gaps_.Ranges();
+  for (size_t start = 0; start < ranges.size() && !incomplete; start += kProbeRangesPerStatement) {
+    const size_t end = std::min(ranges.size(), start + kProbeRangesPerStatement);
+    std::vector<store::IdRange> batch(ranges.begin() + static_cast<ptrdiff_t>(start),
+                                      ranges.begin() + static_cast<ptrdiff_t>(end));
+    auto probed = reader_->Probe(batch, kProbeRowsPerRange);
+    if (std::holds_alternative<store::StoreError>(probed)) {
+      return fail(false);
+    }
+    const auto& per_range = std::get<std::vector<std::vector<store::RowHead>>>(probed);
+    if (per_range.size() != batch.size()) {
+      return fail(true);
+    }
+    for (size_t i = 0; i < batch.size(); ++i) {
+      bool fit = true;
+      for (const auto& row : per_range[i]) {
+        if (!admit(row)) {
+          fit = false;
+          break;
+        }
+        gaps_.Subtract(row.sequence_id, row.sequence_id);
+        ++gap_rows;
+      }
+      if (!fit || per_range[i].size() >= kProbeRowsPerRange) {
+        incomplete = true;
+        break;
+      }
+      // ARC-038: only the boundary of this same snapshot retires a gap.
+      gaps_.Subtract(batch[i].low, std::min(batch[i].high, b));
+    }
+  }
+
+  // Forward scan, only after complete probes (ARC-037).
+  if (!incomplete) {
+    auto forward = reader_->Forward(cursor_, kForwardRows);
+    if (std::holds_alternative<store::StoreError>(forward)) {
+      return fail(false);
+    }
+    const auto& rows = std::get<std::vector<store::RowHead>>(forward);
+    for (const auto& row : rows) {
+      if (!admit(row)) {
+        incomplete = true;
+        break;
+      }
+      if (row.sequence_id > cursor_ + 1) {
+        gaps_.Add(cursor_ + 1, row.sequence_id - 1);
+      }
+      cursor_ = row.sequence_id;
+      ++forward_rows;
+    }
+    if (rows.size() >= kForwardRows) {
+      incomplete = true;
+    }
+  }
+
+  // Payloads of the selected ids, same snapshot.
+  std::vector<RowPtr> rows;
+  if (!selected.empty()) {
+    std::vector<int64_t> ids;
+    ids.reserve(selected.size());
+    for (const auto& row : selected) {
+      ids.push_back(row.sequence_id);
+    }
+    auto loaded = reader_->Load(ids);
+    if (std::holds_alternative<store::StoreError>(loaded)) {
+      return fail(false);
+    }
+    auto& full = std::get<std::vector<store::StoredEnvelope>>(loaded);
+    if (full.size() != ids.size()) {
+      return fail(true);
+    }
+    rows.reserve(full.size());
+    for (auto& envelope : full) {
+      auto row = std::make_shared<DeliveryRow>();
+      row->sequence_id = envelope.meta.sequence_id;
+      row->topic = envelope.meta.topic;
+      if (!encoder_(envelope, &row->encoded)) {
+        return fail(true);
+      }
+      rows.push_back(std::move(row));
+    }
+  }
+  if (std::holds_alternative<store::StoreError>(reader_->End())) {
+    return fail(false);
+  }
+  tm.polls.Inc(telemetry::TailerPollResult::kOk);
+  tm.rows.Add(telemetry::TailerRowSource::kForward, forward_rows);
+  tm.rows.Add(telemetry::TailerRowSource::kGap, gap_rows);
+  tm.gap_ranges.Set(static_cast<int64_t>(gaps_.size()));
+
+  // ARC-042: overflow ends the generation before dispatching; unknown gaps are never dropped.
+  if (gaps_.size() > options_.max_gap_ranges) {
+    return PollOutcome::kGapOverflow;
+  }
+  if (!rows.empty()) {
+    registry_.Dispatch(rows);
+  }
+  if (gaps_.highest() > b) {
+    RequestBoundaryAdvance();
+  }
+  return incomplete ? PollOutcome::kIncomplete : PollOutcome::kComplete;
+}
+
+}  // namespace xb::fanout

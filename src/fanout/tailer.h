@@ -1,0 +1,85 @@
+// The tailer (STORE.md 5): one per instance. It owns the dedicated read connection, the forward
+// cursor and the gap ranges; runs recovery generations; polls the read database (PostgreSQL:
+// every streams.poll_interval_ms; SQLite: woken in-process after each commit, the timer as a
+// fallback); and dispatches rows to the registry. A boundary worker beside it runs the boundary
+// task on request (STORE.md 4.3). Both are plain threads: every step blocks on the database.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "fanout/delivery_row.h"
+#include "fanout/gap_set.h"
+#include "fanout/registry.h"
+#include "store/store.h"
+#include "telemetry/logger.h"
+#include "telemetry/metrics.h"
+
+namespace xb::fanout {
+
+struct TailerOptions {
+  std::chrono::milliseconds poll_interval{100};  // streams.poll_interval_ms
+  uint64_t max_gap_ranges = 10000;               // streams.max_gap_ranges
+};
+
+class Tailer {
+ public:
+  Tailer(store::Store& store, Registry& registry, telemetry::Metrics& metrics,
+         telemetry::Logger& logger, RowEncoder encoder, TailerOptions options);
+  ~Tailer();
+  Tailer(const Tailer&) = delete;
+  Tailer& operator=(const Tailer&) = delete;
+
+  // Starts the threads; the first generation begins at once.
+  void Start();
+  // Blocks until the first generation completed (streams admitted) or Stop().
+  bool WaitReady();
+  // Ends the threads (shutdown). Streams are ended by the caller (Registry::Shutdown).
+  void Stop();
+
+  // SQLite's commit listener: poll now (STORE.md 8). Thread-safe, never blocks.
+  void OnCommit(int64_t last_id);
+
+ private:
+  enum class PollOutcome : uint8_t { kComplete, kIncomplete, kFailed, kGapOverflow };
+
+  void Run();
+  void RunBoundaryWorker();
+  // Steps 2-5 of STORE.md 5.2; false when stopping.
+  bool Bootstrap();
+  PollOutcome Poll();
+  void EndGeneration(const Ending& ending);
+  // Sleeps until `until`, a commit wake-up, or Stop(); false when stopping.
+  bool SleepUntil(std::chrono::steady_clock::time_point until, bool wake_on_commit);
+  void RequestBoundaryAdvance();
+
+  store::Store& store_;
+  Registry& registry_;
+  telemetry::Metrics& metrics_;
+  telemetry::Logger& logger_;
+  const RowEncoder encoder_;
+  const TailerOptions options_;
+
+  // Tailer thread only.
+  std::unique_ptr<store::TailReader> reader_;
+  int64_t cursor_ = 0;
+  GapSet gaps_;
+  bool first_generation_ = true;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;            // guarded by mu_
+  bool committed_ = false;           // guarded by mu_: a commit since the last poll started
+  bool ready_once_ = false;          // guarded by mu_
+  bool boundary_requested_ = false;  // guarded by mu_
+  bool boundary_failed_ = false;     // guarded by mu_: the worker's attempt ended in `error`
+
+  std::thread tailer_thread_;
+  std::thread boundary_thread_;
+};
+
+}  // namespace xb::fanout
