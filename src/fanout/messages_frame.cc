@@ -1,5 +1,7 @@
 #include "fanout/messages_frame.h"
 
+#include <cstring>
+
 namespace xb::fanout {
 
 size_t VarintSize(uint64_t value) {
@@ -28,7 +30,7 @@ size_t Wrapped(size_t body_bytes) { return 1 + VarintSize(body_bytes) + body_byt
 }  // namespace
 
 size_t MessagesFrame::SizeWith(size_t envelope_bytes) const {
-  return Wrapped(body_.size() + EntrySize(envelope_bytes));
+  return Wrapped(body_bytes_ + EntrySize(envelope_bytes));
 }
 
 size_t MessagesFrame::SizeAlone(size_t envelope_bytes) const {
@@ -36,20 +38,42 @@ size_t MessagesFrame::SizeAlone(size_t envelope_bytes) const {
 }
 
 void MessagesFrame::Add(std::string_view envelope) {
-  body_.push_back(0x0a);  // Messages.envelopes = 1, length-delimited
-  AppendVarint(body_, envelope.size());
-  body_.append(envelope);
-  ++count_;
+  envelopes_.push_back(envelope);
+  body_bytes_ += EntrySize(envelope.size());
+}
+
+size_t MessagesFrame::size() const { return Wrapped(body_bytes_); }
+
+namespace {
+
+char* PutVarint(char* p, uint64_t value) {
+  while (value >= 0x80) {
+    *p++ = static_cast<char>((value & 0x7f) | 0x80);
+    value >>= 7;
+  }
+  *p++ = static_cast<char>(value);
+  return p;
+}
+
+}  // namespace
+
+void MessagesFrame::WriteTo(char* dst) {
+  char* p = dst;
+  *p++ = static_cast<char>((response_field_ << 3) | 2);
+  p = PutVarint(p, body_bytes_);
+  for (std::string_view envelope : envelopes_) {
+    *p++ = 0x0a;  // Messages.envelopes = 1, length-delimited
+    p = PutVarint(p, envelope.size());
+    std::memcpy(p, envelope.data(), envelope.size());
+    p += envelope.size();
+  }
+  envelopes_.clear();
+  body_bytes_ = 0;
 }
 
 std::string MessagesFrame::Take() {
-  std::string out;
-  out.reserve(Wrapped(body_.size()));
-  out.push_back(static_cast<char>((response_field_ << 3) | 2));
-  AppendVarint(out, body_.size());
-  out.append(body_);
-  body_.clear();
-  count_ = 0;
+  std::string out(size(), '\0');
+  WriteTo(out.data());
   return out;
 }
 

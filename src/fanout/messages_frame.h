@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace xb::fanout {
 
@@ -19,16 +20,21 @@ class MessagesFrame {
   size_t SizeWith(size_t envelope_bytes) const;
   // Encoded size of a response message holding only an envelope of this size.
   size_t SizeAlone(size_t envelope_bytes) const;
+  // Adds an envelope by reference: it must stay alive until the frame is written or taken.
   void Add(std::string_view envelope);
-  size_t count() const { return count_; }
-  bool empty() const { return count_ == 0; }
+  size_t count() const { return envelopes_.size(); }
+  bool empty() const { return envelopes_.empty(); }
+  // The encoded size of the response message.
+  size_t size() const;
+  // Writes the response message into `dst` (exactly size() bytes); resets the builder.
+  void WriteTo(char* dst);
   // The response message bytes; resets the builder.
   std::string Take();
 
  private:
   uint32_t response_field_;
-  std::string body_;  // the Messages message: repeated field 1 entries
-  size_t count_ = 0;
+  std::vector<std::string_view> envelopes_;
+  size_t body_bytes_ = 0;  // the Messages message: repeated field 1 entries
 };
 
 size_t VarintSize(uint64_t value);

@@ -40,7 +40,8 @@ TEST(MessagesFrameTest, BidiFrameParsesAsSubscribeResponseMessages) {
 // verifies: API.md 2.5 (SubscribeStaticResponse.messages = 2)
 TEST(MessagesFrameTest, StaticFrameParsesAsSubscribeStaticResponseMessages) {
   MessagesFrame frame(2);
-  frame.Add(Envelope(7, 1024));
+  const std::string envelope = Envelope(7, 1024);  // added by reference
+  frame.Add(envelope);
   v1::SubscribeStaticResponse response;
   ASSERT_TRUE(response.ParseFromString(frame.Take()));
   ASSERT_EQ(response.response_case(), v1::SubscribeStaticResponse::kMessages);

@@ -106,6 +106,18 @@ void Registry::Drain(SessionState& session, std::vector<LiveItem>* live, bool* n
   *failure = session.failure;
 }
 
+std::vector<bool> Registry::Interested(const std::vector<store::RowHead>& rows) const {
+  std::vector<bool> out(rows.size(), false);
+  std::lock_guard lock(mu_);
+  if (by_topic_.empty()) {
+    return out;
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    out[i] = by_topic_.contains(rows[i].topic);
+  }
+  return out;
+}
+
 // implements: STORE.md 5.5 (dispatch never blocks; catching-up registrations get a coalesced
 // notice, live ones the shared row)
 void Registry::Dispatch(const std::vector<RowPtr>& rows) {

@@ -111,6 +111,9 @@ class Registry {
   void Drain(SessionState& session, std::vector<LiveItem>* live, bool* notice,
              std::optional<Ending>* failure);
 
+  // Tailer: per row, whether any registration wants its topic now. A row nobody wants needs no
+  // payload: a registration added later captures a head at or above it and fetches it (ARC-076).
+  std::vector<bool> Interested(const std::vector<store::RowHead>& rows) const;
   // Tailer: dispatches rows (ascending id) to registrations and wakes their sessions.
   void Dispatch(const std::vector<RowPtr>& rows);
   // Tailer: streams are admitted from now on (xmtp_tailer_ready = 1).

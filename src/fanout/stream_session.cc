@@ -154,13 +154,14 @@ std::optional<Ending> StreamSession::WriteControl(std::string_view message,
   return std::nullopt;
 }
 
-std::optional<Ending> StreamSession::QueueMessages(std::string message, bool live,
-                                                   size_t envelopes) {
+std::optional<Ending> StreamSession::QueueMessages(MessagesFrame& frame, bool live) {
+  const size_t bytes = frame.size();
+  const size_t envelopes = frame.count();
   if (live && (call_->queued_messages() + 1 > limits_.outbound_frames ||
-               call_->pending_body() + message.size() > limits_.outbound_bytes)) {
+               call_->pending_body() + bytes > limits_.outbound_bytes)) {
     return Backpressure();  // ARC-080: never drop, never wait for a slow reader on live rows
   }
-  if (!call_->WriteNow(message).ok()) {
+  if (!call_->WriteNowInPlace(bytes, [&frame](char* dst) { frame.WriteTo(dst); }).ok()) {
     return std::nullopt;
   }
   auto& sm = deps_.metrics->stream();
@@ -184,8 +185,7 @@ std::optional<Ending> StreamSession::DeliverLive(std::vector<LiveItem>& items) {
       return TooLarge();
     }
     if (frame.SizeWith(size) > limits_.frame_bytes) {
-      const size_t n = frame.count();
-      if (auto ending = QueueMessages(frame.Take(), true, n)) {
+      if (auto ending = QueueMessages(frame, true)) {
         return ending;
       }
     }
@@ -193,8 +193,7 @@ std::optional<Ending> StreamSession::DeliverLive(std::vector<LiveItem>& items) {
     reg.floor = item.row->sequence_id;
   }
   if (!frame.empty()) {
-    const size_t n = frame.count();
-    return QueueMessages(frame.Take(), true, n);
+    return QueueMessages(frame, true);
   }
   return std::nullopt;
 }
@@ -360,8 +359,7 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
         co_return TooLarge();
       }
       if (frame.SizeWith(row.encoded.size()) > limits_.frame_bytes) {
-        const size_t n = frame.count();
-        if (auto ending = QueueMessages(frame.Take(), false, n)) {
+        if (auto ending = QueueMessages(frame, false)) {
           co_return ending;
         }
       }
@@ -370,8 +368,7 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
     }
   }
   if (!frame.empty()) {
-    const size_t n = frame.count();
-    if (auto ending = QueueMessages(frame.Take(), false, n)) {
+    if (auto ending = QueueMessages(frame, false)) {
       co_return ending;
     }
   }

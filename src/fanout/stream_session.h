@@ -19,6 +19,7 @@
 
 #include "fanout/delivery_row.h"
 #include "fanout/fetch_permits.h"
+#include "fanout/messages_frame.h"
 #include "fanout/registry.h"
 #include "rpc/call.h"
 #include "store/db_pool.h"
@@ -88,7 +89,7 @@ class StreamSession {
 
  private:
   bool HasCatchUpRoom() const;
-  std::optional<Ending> QueueMessages(std::string message, bool live, size_t envelopes);
+  std::optional<Ending> QueueMessages(MessagesFrame& frame, bool live);
   boost::asio::awaitable<std::optional<Ending>> CatchUpWave();
   std::optional<Ending> DeliverLive(std::vector<LiveItem>& items);
 

@@ -349,14 +349,16 @@ Tailer::PollOutcome Tailer::Poll() {
     }
   }
 
-  // Payloads of the selected ids, same snapshot.
+  // Payloads of the selected ids that some registration wants, same snapshot.
   std::vector<RowPtr> rows;
-  if (!selected.empty()) {
-    std::vector<int64_t> ids;
-    ids.reserve(selected.size());
-    for (const auto& row : selected) {
-      ids.push_back(row.sequence_id);
+  const std::vector<bool> wanted = registry_.Interested(selected);
+  std::vector<int64_t> ids;
+  for (size_t i = 0; i < selected.size(); ++i) {
+    if (wanted[i]) {
+      ids.push_back(selected[i].sequence_id);
     }
+  }
+  if (!ids.empty()) {
     auto loaded = reader_->Load(ids);
     if (std::holds_alternative<store::StoreError>(loaded)) {
       return fail(false);
@@ -369,10 +371,10 @@ Tailer::PollOutcome Tailer::Poll() {
     for (auto& envelope : full) {
       auto row = std::make_shared<DeliveryRow>();
       row->sequence_id = envelope.meta.sequence_id;
-      row->topic = envelope.meta.topic;
       if (!encoder_(envelope, &row->encoded)) {
         return fail(true);
       }
+      row->topic = std::move(envelope.meta.topic);
       rows.push_back(std::move(row));
     }
   }

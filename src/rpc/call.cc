@@ -69,6 +69,26 @@ void Call::AppendOut(std::string_view frame) {
   appended_bytes_ += out_.size() - before;
 }
 
+char* Call::ReserveFrame(size_t size) {
+  if (out_pos_ == out_.size()) {
+    out_.clear();
+    out_pos_ = 0;
+  }
+  const size_t before = out_.size();
+  out_.resize(before + kFrameHeaderBytes + size);
+  char* header = out_.data() + before;
+  header[0] = 0;
+  header[1] = static_cast<char>((size >> 24) & 0xff);
+  header[2] = static_cast<char>((size >> 16) & 0xff);
+  header[3] = static_cast<char>((size >> 8) & 0xff);
+  header[4] = static_cast<char>(size & 0xff);
+  appended_bytes_ += kFrameHeaderBytes + size;
+  if (streaming()) {
+    queued_ends_.push_back(appended_bytes_);
+  }
+  return header + kFrameHeaderBytes;
+}
+
 std::string Call::TakeMessage() {
   std::string message = std::move(messages_[next_message_++]);
   if (next_message_ == messages_.size()) {
