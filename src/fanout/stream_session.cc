@@ -286,8 +286,13 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
   const size_t queued = call_->pending_body();
   const uint64_t budget =
       queued < limits_.outbound_bytes ? limits_.outbound_bytes - queued : limits_.frame_bytes;
-  auto job = [store = deps_.store, encoder = deps_.encoder, ranges = std::move(ranges),
-              per_range = limits_.turn_rows, budget]() -> WaveResult {
+  // A wave reads at most turn_topics x turn_rows rows; fewer registrations each read more, so a
+  // lone registration is not throttled to 64 rows per read (fairness comes from interleaving).
+  const uint32_t per_range = std::max<uint32_t>(
+      limits_.turn_rows,
+      static_cast<uint32_t>(uint64_t{limits_.turn_topics} * limits_.turn_rows / wave.size()));
+  auto job = [store = deps_.store, encoder = deps_.encoder, ranges = std::move(ranges), per_range,
+              budget]() -> WaveResult {
     auto fetched = store->CatchUp(ranges, per_range, budget);
     if (auto* error = std::get_if<store::StoreError>(&fetched)) {
       return *error;
