@@ -347,9 +347,11 @@ def has_family(text, name):
 # Servers on either engine
 
 
-def config(extra="", database=None, replica=True):
-    """A minimal config plus `extra` TOML; on PostgreSQL when `database` (a harness.PgDatabase)."""
-    text = harness.minimal_config(extra)
+def config(extra="", database=None, replica=True, server_extra=""):
+    """A minimal config plus `extra` TOML (and `server_extra` keys in its [server] table); on
+    PostgreSQL when `database` (a harness.PgDatabase), with its replica unless `replica` is
+    False."""
+    text = harness.minimal_config(extra).replace("[server]\n", "[server]\n" + server_extra)
     if database is not None:
         url = 'url = "%s"' % database.primary
         if replica:
@@ -366,12 +368,14 @@ class Engine:
     def __init__(self):
         self.databases = []
 
-    def server(self, extra="", binary=None):
+    def server(self, extra="", binary=None, server_extra=""):
+        """A Server (not started; use it as a context manager or call start())."""
         database = None
         if self.name == "postgres":
             database = harness.create_pg_database()
             self.databases.append(database)
-        return harness.Server(config=config(extra, database, self.replica), binary=binary)
+        return harness.Server(config=config(extra, database, self.replica, server_extra),
+                              binary=binary)
 
     def cleanup(self):
         for d in self.databases:
