@@ -69,6 +69,23 @@ StreamEndReason ExternalReason(const rpc::Call& call) {
   return StreamEndReason::kClient;
 }
 
+// Ends the stream. Recovery and shutdown end it at once, dropping queued frames the connection
+// has not taken yet (OPS-006, OPS-007: the client resumes from what it received); every other
+// ending keeps what is queued ahead of its status.
+void End(rpc::Call& call, Ending ending, telemetry::Metrics& metrics) {
+  metrics.stream().ended.Inc(ending.reason);
+  switch (ending.reason) {
+    case StreamEndReason::kShutdown:
+    case StreamEndReason::kTailer:
+    case StreamEndReason::kCapacity:
+    case StreamEndReason::kDatabase:
+      call.Abort(std::move(ending.status));
+      return;
+    default:
+      call.Finish(std::move(ending.status));
+  }
+}
+
 std::vector<v1::CatchupTarget> ToTargets(const std::vector<fanout::CatchupTargetOut>& targets) {
   std::vector<v1::CatchupTarget> out;
   out.reserve(targets.size());
@@ -145,8 +162,7 @@ class BidiStream {
       auto until = outstanding_ping_ ? pong_deadline_ : session_.last_frame_at() + keepalive_;
       co_await call_->WaitEvent(until);
     }
-    ctx_.metrics->stream().ended.Inc(ending->reason);
-    call_->Finish(std::move(ending->status));
+    End(*call_, std::move(*ending), *ctx_.metrics);
   }
 
  private:
@@ -366,8 +382,7 @@ asio::awaitable<void> SubscribeStatic(const ApiContext& ctx, std::shared_ptr<rpc
     }
     co_await call->WaitEvent(session.last_frame_at() + keepalive);
   }
-  ctx.metrics->stream().ended.Inc(ending->reason);
-  call->Finish(std::move(ending->status));
+  End(*call, std::move(*ending), *ctx.metrics);
 }
 
 }  // namespace

@@ -211,6 +211,21 @@ void Call::Finish(Status status) {
   wake_();
 }
 
+void Call::Abort(Status status) {
+  if (finished_ || reset_) {
+    return;
+  }
+  if (!queued_ends_.empty()) {
+    // Keep through the end of the message the connection is in the middle of (or the next one).
+    const uint64_t keep_through = queued_ends_.front();
+    const uint64_t drop = appended_bytes_ - keep_through;
+    out_.resize(out_.size() - static_cast<size_t>(drop));
+    appended_bytes_ = keep_through;
+    queued_ends_.erase(queued_ends_.begin() + 1, queued_ends_.end());
+  }
+  Finish(std::move(status));
+}
+
 asio::awaitable<bool> Call::SleepFor(Clock::duration duration) {
   auto self = shared_from_this();
   const auto until = Clock::now() + duration;

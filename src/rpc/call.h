@@ -116,6 +116,10 @@ class Call final : public net::Exchange,
 
   // Ends the call with `status` (status and details to the trailers). Only the first call counts.
   void Finish(Status status);
+  // Like Finish, but first drops the response messages not yet handed to the connection (the one
+  // being sent is kept whole), so the status is not stuck behind them (OPS-007: a stream ends at
+  // once, however much catch-up it had queued).
+  void Abort(Status status);
 
   // Suspends until `duration` elapses (true) or the call ends (false).
   boost::asio::awaitable<bool> SleepFor(Clock::duration duration);

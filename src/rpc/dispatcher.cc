@@ -219,7 +219,7 @@ void Dispatcher::EndStreams() {
     }
   }
   for (auto& c : calls) {
-    c->Finish(Unavailable("the server is shutting down"));
+    c->Abort(Unavailable("the server is shutting down"));
   }
 }
 

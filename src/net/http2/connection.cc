@@ -335,7 +335,9 @@ asio::awaitable<void> Connection::WriteLoop() {
       }
       continue;
     }
-    if (closed_ || closing_) {
+    // Closing (GOAWAY sent): stay while a stream still has a response to finish, e.g. trailers
+    // behind data a slow reader has not made room for; the server's exit bound caps the wait.
+    if (closed_ || (closing_ && streams_.empty())) {
       break;
     }
     if (nghttp2_session_want_read(session_) == 0 && nghttp2_session_want_write(session_) == 0) {
