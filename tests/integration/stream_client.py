@@ -239,6 +239,13 @@ class Static(_Stream):
         return f.started
 
 
+def own_channel(server, options=()):
+    """A channel on its own connection: grpcio otherwise shares one connection among channels to
+    the same target with the same arguments (and its HTTP/2 stream limit with it)."""
+    return grpc.insecure_channel(server.target,
+                                 options=[("grpc.use_local_subchannel_pool", 1), *options])
+
+
 def envelopes_of(frame):
     """The envelopes of a Messages frame of either stream kind ([] for other frames)."""
     if frame.WhichOneof("response") == "messages":

@@ -55,7 +55,7 @@ class CapacityMixin(PerTestServers):
         payload = 900 * 1024
         with self.engine.server() as server:
             t = S.gtopic("slow", 0)
-            reader_ch = grpc.insecure_channel(server.target, options=SLOW_CLIENT_OPTIONS)
+            reader_ch = S.own_channel(server, SLOW_CLIENT_OPTIONS)
             stream = S.Static(reader_ch, [(t, 0)])
             try:
                 stream.started(self)
@@ -88,6 +88,45 @@ class CapacityMixin(PerTestServers):
                 stream.cancel()
                 reader_ch.close()
 
+    # verifies: API.md 3.8 backpressure ("catch-up reads only as space allows"), API-254 — a
+    # client that stops reading in the middle of a catch-up larger than the outbound bound, while
+    # live envelopes arrive on its topic, is not failed: once it reads again it gets the whole
+    # history and the live envelopes, in order.
+    def test_paused_reader_during_catch_up_is_not_failed(self):
+        rows = max(40, S.scaled(48))  # 24 MiB: more than the 16 MiB outbound bound
+        blob = b"c" * (500 * 1024)
+        with self.engine.server() as server:
+            t = S.gtopic("pause", 0)
+            with server.channel() as ch:
+                ids = []
+                for start in range(0, rows, 12):
+                    ids += S.publish(ch, [E.group_message(t[1:], 1, b"%d-" % k + blob)
+                                          for k in range(start, min(rows, start + 12))])
+                S.wait_replica_shows(ch, {t: ids[-1]})
+                reader_ch = S.own_channel(server, SLOW_CLIENT_OPTIONS)
+                stream = S.Static(reader_ch, [(t, 0)])
+                try:
+                    stream.started(self)
+                    stream.pause()
+                    harness.wait_for(
+                        lambda: S.value(S.scrape(server), "xmtp_stream_envelopes_sent_total",
+                                        phase="catch_up") > 0, S.READ_TIMEOUT, "catch-up")
+                    live = []
+                    for k in range(5):
+                        live += S.publish(ch, [E.group_message(t[1:], 1, b"pause-live-%d" % k)])
+                    stream.resume()
+                    got = []
+                    while len(got) < rows + len(live):
+                        got += [S.sid(e) for e in S.envelopes_of(stream.frame())]
+                    self.assertEqual(got, ids + live)
+                    text = S.scrape(server)
+                    self.assertEqual(S.value(text, "xmtp_stream_ended_total"), 0)
+                    self.assertGreaterEqual(S.value(text, "xmtp_stream_outbound_wait_seconds_count"),
+                                            1)
+                finally:
+                    stream.cancel()
+                    reader_ch.close()
+
     # verifies: OPS-007 — on SIGTERM every open stream ends UNAVAILABLE at once, one of them in
     # the middle of the catch-up of a large history (it never gets the whole history), without
     # waiting for the drain deadline (set far away here).
@@ -102,7 +141,7 @@ class CapacityMixin(PerTestServers):
                     ids += S.publish(ch, [E.group_message(big[1:], 1, b"%d-" % k + blob)
                                           for k in range(start, min(rows, start + 12))])
                 S.wait_replica_shows(ch, {big: ids[-1]})
-            slow_ch = grpc.insecure_channel(server.target, options=SLOW_CLIENT_OPTIONS)
+            slow_ch = S.own_channel(server, SLOW_CLIENT_OPTIONS)
             ch = server.channel()
             catching_up = S.Static(slow_ch, [(big, 0)])
             static_idle = S.Static(ch, [(idle, 0)])

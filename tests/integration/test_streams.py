@@ -396,6 +396,85 @@ class DeliveryMixin(S.SharedServer):
             finally:
                 stream.cancel()
 
+    # verifies: API-253, STORE.md 5.5 (ARC-074) — a registration removed in the middle of its
+    # catch-up sends nothing after the remove's Applied, although its fetched rows may be in
+    # flight; re-adding it (with a different cursor) starts a new registration from that cursor;
+    # re-adding a topic that is still catching up ignores the new cursor.
+    def test_remove_during_catch_up(self):
+        rows = S.scaled(600, 200)
+        big, other = S.gtopic("rmcu", 0), S.gtopic("rmcu", 1)
+        blob = b"r" * 4000
+        with self.server.channel() as ch:
+            ids = []
+            for start in range(0, rows, 200):
+                ids += S.publish(ch, [E.group_message(big[1:], 1, b"%d-%s" % (k, blob))
+                                      for k in range(start, min(rows, start + 200))])
+            other_ids = S.publish(ch, [E.group_message(other[1:], 1, b"rmcu-o%d" % k)
+                                       for k in range(3)])
+            S.wait_replica_shows(ch, {big: ids[-1], other: other_ids[-1]})
+            stream = S.Bidi(ch)
+            try:
+                stream.started(self)
+                stream.update(1, adds=[(big, 0), (other, 0)])
+                # Sent back to back: the re-add (cursor ignored), then the remove.
+                stream.update(2, adds=[(other, other_ids[1])])
+                stream.update(3, removes=[big])
+                before = []
+                stream.applied(self, 1, before)
+                self.assertEqual(list(stream.applied(self, 2, before).added_targets), [])
+                stream.applied(self, 3, before)
+                got_big = [S.sid(e) for e in before if e.meta.topic.topic == big]
+                self.assertEqual(got_big, ids[:len(got_big)])
+                # Re-add from the middle: exactly the ids above that cursor, in order, and
+                # nothing of the old registration interleaved.
+                middle = ids[rows // 2]
+                stream.update(4, adds=[(big, middle)])
+                after = []
+                applied = stream.applied(self, 4, after)
+                self.assertEqual([(x.topic.topic, x.through_sequence_id)
+                                  for x in applied.added_targets], [(big, ids[-1])])
+                self.assertEqual([e for e in after if e.meta.topic.topic == big], [])
+                got_other = [S.sid(e) for e in before + after if e.meta.topic.topic == other]
+                want_big = [i for i in ids if i > middle]
+                got_big = []
+                while len(got_big) < len(want_big) or len(got_other) < len(other_ids):
+                    envs = S.envelopes_of(stream.frame())
+                    got_big += [S.sid(e) for e in envs if e.meta.topic.topic == big]
+                    got_other += [S.sid(e) for e in envs if e.meta.topic.topic == other]
+                self.assertEqual(got_big, want_big)
+                self.assertEqual(got_other, other_ids)  # the cursor of the re-add was ignored
+            finally:
+                stream.cancel()
+
+    # verifies: API-254, API.md 3.12 (limits.max_http2_streams default 100) — 100 concurrent
+    # streams of both kinds on one HTTP/2 connection all get a live envelope.
+    def test_hundred_streams_on_one_connection(self):
+        t = S.gtopic("hund", 0)
+        with S.own_channel(self.server) as ch:
+            streams = []
+            try:
+                for i in range(100):
+                    if i % 2:
+                        s = S.Static(ch, [(t, 0)])
+                        s.started(self)
+                    else:
+                        s = S.Bidi(ch)
+                        s.started(self)
+                        s.update(1, adds=[(t, 0)])
+                        s.applied(self, 1)
+                    streams.append(s)
+                with S.own_channel(self.server) as other:  # the first connection is full
+                    live = S.publish(other, [E.group_message(t[1:], 1, b"hund-%d" % k)
+                                             for k in range(3)])
+                for s in streams:
+                    got = []
+                    while len(got) < 3:
+                        got += [S.sid(e) for e in S.envelopes_of(s.frame())]
+                    self.assertEqual(got, live)
+            finally:
+                for s in streams:
+                    s.cancel()
+
     # verifies: API-259 — the stream stays open without registrations; half-closing it, also
     # while a registration is still catching up, ends it OK.
     def test_half_close_ends_ok(self):
