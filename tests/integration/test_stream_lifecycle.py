@@ -181,6 +181,34 @@ class CapacityMixin(PerTestServers):
                 ch.close()
 
 
+    # verifies: OPS-007, API-285 — a SubscribeStatic over HTTP/1.1 gRPC-Web ends on SIGTERM with
+    # grpc-status 14 in its trailer frame (a dropped connection would leave no status at all).
+    def test_sigterm_ends_grpc_web_stream_with_unavailable_trailer(self):
+        with self.engine.server(server_extra="max_drain_duration_ms = 120000\n") as server:
+            t = S.gtopic("termweb", 0)
+            with server.channel() as ch:
+                ids = S.publish(ch, [E.group_message(t[1:], 1, b"termweb")])
+                S.wait_replica_shows(ch, {t: ids[0]})
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=S.READ_TIMEOUT)
+            resp = None
+            try:
+                conn.request("POST", S.SUBSCRIBE_STATIC, body=harness.frame(
+                    backend_pb2.SubscribeStaticRequest(topics=[S.topic_query(t, 0)])
+                    .SerializeToString()), headers={"content-type": "application/grpc-web+proto"})
+                resp = conn.getresponse()
+                reader = GrpcWebFrames(resp, text=False)
+                self.assertEqual(reader.message(self).WhichOneof("response"), "started")
+                self.assertEqual([S.sid(e) for e in reader.message(self).messages.envelopes], ids)
+                server.terminate()
+                flag, payload = reader.frame()
+                self.assertEqual(flag, 0x80, payload)
+                self.assertEqual(harness.parse_trailer_block(payload)["grpc-status"], "14")
+            finally:
+                if resp is not None:
+                    resp.close()
+                conn.close()
+
+
 class GrpcWebFrames:
     """Reads gRPC-Web frames from a streaming http.client response (binary or text mode)."""
 

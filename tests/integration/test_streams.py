@@ -689,8 +689,8 @@ max_static_topics = 5
 class ProtocolMixin(S.SharedServer):
     """Short keepalive and small frame buckets (API-255..258)."""
     extra_config = """[streams]
-keepalive_interval_ms = 300
-max_pong_wait_ms = 900
+keepalive_interval_ms = 400
+max_pong_wait_ms = 2000
 [limits]
 max_update_frames_per_second = 1
 max_update_burst = 4
@@ -704,7 +704,7 @@ max_ping_burst = 4
         with self.server.channel() as ch:
             stream = S.Static(ch, [(S.gtopic("ka", 0), 0)])
             try:
-                self.assertEqual(stream.started(self).keepalive_interval_ms, 300)
+                self.assertEqual(stream.started(self).keepalive_interval_ms, 400)
                 for _ in range(3):
                     self.assertEqual(stream.frame().WhichOneof("response"), "keepalive")
             finally:
@@ -717,11 +717,11 @@ max_ping_burst = 4
         with self.server.channel() as ch:
             stream = S.Bidi(ch)
             try:
-                self.assertEqual(stream.started(self).keepalive_interval_ms, 300)
+                self.assertEqual(stream.started(self).keepalive_interval_ms, 400)
                 stream.update(1, adds=[S.gtopic("ka", 1)])
                 stream.applied(self, 1)
                 nonces = []
-                for _ in range(6):  # 6 x 300 ms > 900 ms
+                for _ in range(6):  # 6 x 400 ms > max_pong_wait_ms
                     f = stream.frame()
                     self.assertEqual(f.WhichOneof("response"), "ping", f)
                     nonces.append(f.ping.nonce)
