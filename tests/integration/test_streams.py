@@ -8,12 +8,14 @@ replica, so every test that needs a head captured after a publish first waits un
 Workload sizes shrink under sanitizer builds (stream_client.SCALE).
 """
 import random
+import subprocess
 import threading
 import unittest
 
 import grpc
 
 import envelopes as E
+import harness
 import stream_client as S
 from xmtp.backend.v1 import backend_pb2
 
@@ -845,6 +847,57 @@ class SqliteSmallFramesTest(SmallFramesMixin, unittest.TestCase):
 @PG
 class PostgresSmallFramesTest(SmallFramesMixin, unittest.TestCase):
     engine_class = S.PostgresEngine
+
+
+@PG
+class PostgresReplicaLagStreamTest(S.SharedServer, unittest.TestCase):
+    """Streams read the replica (OPS-009): with its replay paused they are an earlier view."""
+    engine_class = S.PostgresEngine
+
+    def replica_sql(self, sql):
+        return subprocess.run(["psql", "-X", "-t", "-A", "-v", "ON_ERROR_STOP=1",
+                               self.engine.databases[-1].replica, "-c", sql],
+                              capture_output=True, text=True, check=True,
+                              timeout=30).stdout.strip()
+
+    # verifies: OPS-010, API-252, API-254 — while the replica lags, a new registration's target is
+    # the lagged head (an earlier view, never a gap), open streams see nothing newer; once replay
+    # resumes, every stream gets the rows above its target in order, exactly once.
+    def test_streams_under_replica_lag(self):
+        t = S.gtopic("lag", 0)
+        with self.server.channel() as ch:
+            first = S.publish(ch, [E.group_message(t[1:], 1, b"lag-0")])
+            S.wait_replica_shows(ch, {t: first[0]})
+            early = S.Static(ch, [(t, 0)])
+            late = None
+            try:
+                self.assertEqual(early.started(self).targets[0].through_sequence_id, first[0])
+                self.assertEqual([S.sid(e) for e in S.envelopes_of(early.frame())], first)
+                self.replica_sql("SELECT pg_wal_replay_pause()")
+                try:
+                    harness.wait_for(lambda: self.replica_sql(
+                        "SELECT pg_get_wal_replay_pause_state()") == "paused", S.READ_TIMEOUT,
+                        "replay to pause")
+                    more = S.publish(ch, [E.group_message(t[1:], 1, b"lag-%d" % k)
+                                          for k in range(1, 4)])
+                    self.assertEqual(S.read_topic(ch, t), first + more)  # the primary has them
+                    late = S.Bidi(ch)
+                    late.started(self)
+                    late.update(1, adds=[(t, 0)])
+                    applied = late.applied(self, 1)
+                    self.assertEqual(applied.added_targets[0].through_sequence_id, first[0])
+                    self.assertEqual([S.sid(e) for e in S.envelopes_of(late.frame())], first)
+                finally:
+                    self.replica_sql("SELECT pg_wal_replay_resume()")
+                for stream, want in ((early, more), (late, more)):
+                    got = []
+                    while len(got) < len(want):
+                        got += [S.sid(e) for e in S.envelopes_of(stream.frame())]
+                    self.assertEqual(got, want)
+            finally:
+                early.cancel()
+                if late is not None:
+                    late.cancel()
 
 
 class SqliteProtocolTest(ProtocolMixin, unittest.TestCase):
