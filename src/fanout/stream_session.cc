@@ -199,9 +199,9 @@ std::optional<Ending> StreamSession::DeliverLive(std::vector<LiveItem>& items) {
 }
 
 bool StreamSession::HasCatchUpRoom() const {
-  // Catch-up leaves half the queue for live rows, so a reading client is never failed for them.
+  // Catch-up keeps well below the outbound bound, so live rows of a reading client always fit.
   return call_->queued_messages() < limits_.outbound_frames / 2 &&
-         call_->pending_body() < limits_.outbound_bytes / 2;
+         call_->pending_body() < limits_.catch_up_bytes / 2;
 }
 
 bool StreamSession::ready_for_more() const {
@@ -285,7 +285,7 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
   }
   const size_t queued = call_->pending_body();
   const uint64_t budget =
-      queued < limits_.outbound_bytes ? limits_.outbound_bytes - queued : limits_.frame_bytes;
+      queued < limits_.catch_up_bytes ? limits_.catch_up_bytes - queued : limits_.frame_bytes;
   // A wave reads at most turn_topics x turn_rows rows; fewer registrations each read more, so a
   // lone registration is not throttled to 64 rows per read (fairness comes from interleaving).
   const uint32_t per_range = std::max<uint32_t>(

@@ -38,9 +38,12 @@ struct StreamDeps {
 };
 
 struct StreamLimits {
-  size_t frame_bytes = 2097152;         // min(2 MiB, limits.max_response_bytes)
-  size_t outbound_bytes = 16u << 20;    // queued response bytes, at most
-  size_t outbound_frames = 64;          // queued response messages, at most
+  size_t frame_bytes = 2097152;       // min(2 MiB, limits.max_response_bytes)
+  size_t outbound_bytes = 16u << 20;  // queued response bytes, at most
+  size_t outbound_frames = 64;        // queued response messages, at most
+  // Catch-up reads only while less than half this is queued and fills up to it: enough to keep
+  // the socket busy, small enough that many streams catching up stay cheap in memory.
+  size_t catch_up_bytes = 4u << 20;
   uint32_t turn_topics = 256;           // registrations per catch-up wave (ARC-086)
   uint32_t turn_rows = 64;              // rows per registration per wave
   size_t max_envelope_bytes = 1048576;  // limits.max_envelope_bytes (the largest storable row)

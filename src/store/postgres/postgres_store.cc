@@ -1,5 +1,6 @@
 #include "store/postgres/postgres_store.h"
 
+#include <algorithm>
 #include <string>
 #include <thread>
 
@@ -147,10 +148,33 @@ Status PostgresStore::WaitForReplica(Clock::time_point deadline) {
 }
 
 StoreResult<CommitPublishResult> PostgresStore::CommitPublish(const CommitPublishRequest& request) {
-  return CommitPublishOn(primary_,
-                         PublishBounds{.statement_timeout_ms = options_.statement_timeout_ms,
-                                       .max_publish_duration_ms = options_.max_publish_duration_ms},
-                         request);
+  auto result =
+      CommitPublishOn(primary_,
+                      PublishBounds{.statement_timeout_ms = options_.statement_timeout_ms,
+                                    .max_publish_duration_ms = options_.max_publish_duration_ms},
+                      request);
+  // This instance's own commits wake its tailer at once (publishes through other instances are
+  // found by the poll timer). Only rows stored now count.
+  if (const auto* committed = std::get_if<CommitPublishResult>(&result)) {
+    int64_t last = 0;
+    for (size_t i = 0; i < committed->metas.size(); ++i) {
+      if (!committed->duplicate[i]) {
+        last = std::max(last, committed->metas[i].sequence_id);
+      }
+    }
+    if (last > 0) {
+      std::lock_guard lock(listener_mu_);
+      if (listener_) {
+        listener_(last);
+      }
+    }
+  }
+  return result;
+}
+
+void PostgresStore::SetCommitListener(std::function<void(int64_t last_id)> listener) {
+  std::lock_guard lock(listener_mu_);
+  listener_ = std::move(listener);
 }
 
 uint64_t PostgresStore::released_open_transactions() const {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -89,6 +90,10 @@ class PostgresStore final : public Store {
 
   bool has_replica() const { return replica_ != nullptr; }
 
+  // Called after each CommitPublish that stored rows, on the publishing thread: wakes this
+  // instance's tailer early (it still polls every streams.poll_interval_ms for other instances).
+  void SetCommitListener(std::function<void(int64_t last_id)> listener) override;
+
  private:
   explicit PostgresStore(PostgresOptions options);
 
@@ -107,6 +112,9 @@ class PostgresStore final : public Store {
   const PostgresOptions options_;
   ConnectionPool primary_;
   std::unique_ptr<ConnectionPool> replica_;  // null without a replica
+
+  std::mutex listener_mu_;
+  std::function<void(int64_t)> listener_;  // guarded by listener_mu_
 };
 
 }  // namespace xb::store::postgres
