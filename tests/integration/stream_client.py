@@ -157,8 +157,9 @@ class Bidi(_Stream):
     def __init__(self, channel, metadata=None):
         self._requests = queue.Queue()
         self._closed = threading.Event()
-        method = channel.stream_stream(SUBSCRIBE, request_serializer=_serialize,
-                                       response_deserializer=backend_pb2.SubscribeResponse.FromString)
+        method = channel.stream_stream(
+            SUBSCRIBE, request_serializer=_serialize,
+            response_deserializer=backend_pb2.SubscribeResponse.FromString)
         super().__init__(method(self._request_iterator(), metadata=metadata))
 
     def _request_iterator(self):

@@ -121,8 +121,8 @@ class CapacityMixin(PerTestServers):
                     self.assertEqual(got, ids + live)
                     text = S.scrape(server)
                     self.assertEqual(S.value(text, "xmtp_stream_ended_total"), 0)
-                    self.assertGreaterEqual(S.value(text, "xmtp_stream_outbound_wait_seconds_count"),
-                                            1)
+                    self.assertGreaterEqual(
+                        S.value(text, "xmtp_stream_outbound_wait_seconds_count"), 1)
                 finally:
                     stream.cancel()
                     reader_ch.close()
@@ -154,9 +154,9 @@ class CapacityMixin(PerTestServers):
                 bidi.started(self)
                 bidi.update(1, adds=[(idle, 0), (big, ids[-1])])
                 bidi.applied(self, 1)
-                harness.wait_for(lambda: S.value(S.scrape(server), "xmtp_stream_envelopes_sent_total",
-                                                 phase="catch_up") > 0,
-                                 S.READ_TIMEOUT, "catch-up to start")
+                harness.wait_for(
+                    lambda: S.value(S.scrape(server), "xmtp_stream_envelopes_sent_total",
+                                    phase="catch_up") > 0, S.READ_TIMEOUT, "catch-up to start")
                 server.terminate()
                 outcomes = {}
                 for name, stream in (("static", static_idle), ("bidi", bidi)):
@@ -312,8 +312,8 @@ class GrpcWebMixin(S.SharedServer):
     def test_invalid_static_over_grpc_web(self):
         conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=S.READ_TIMEOUT)
         try:
-            conn.request("POST", S.SUBSCRIBE_STATIC,
-                         body=harness.frame(backend_pb2.SubscribeStaticRequest().SerializeToString()),
+            empty = backend_pb2.SubscribeStaticRequest().SerializeToString()
+            conn.request("POST", S.SUBSCRIBE_STATIC, body=harness.frame(empty),
                          headers={"content-type": "application/grpc-web+proto"})
             frames = harness.grpc_web_frames(conn.getresponse().read())
         finally:

@@ -614,6 +614,9 @@ max_static_topics = 5
                 r.update.removes.append(backend_pb2.Topic(topic=topic))
             return r
 
+        absent_topic = backend_pb2.SubscribeRequest()
+        absent_topic.update.id = 1
+        absent_topic.update.adds.append(backend_pb2.TopicQuery())
         cases = {
             "id_zero": ([upd(0, [t[0]])], 0),
             "id_repeated": ([upd(5, [t[0]]), upd(5, [t[1]])], 1),
@@ -625,9 +628,7 @@ max_static_topics = 5
             "bad_length": ([upd(1, [short])], 0),
             "bad_length_welcome": ([upd(1, [welcome_short])], 0),
             "empty_topic": ([upd(1, [b""])], 0),
-            "absent_topic": ([backend_pb2.SubscribeRequest(update=backend_pb2.SubscribeRequest.
-                                                             Update(id=1, adds=[backend_pb2.
-                                                                                TopicQuery()]))], 0),
+            "absent_topic": ([absent_topic], 0),
             "bad_topic_in_removes": ([upd(1, [], [short])], 0),
             "cursor_above_int64": ([upd(1, [(t[0], S.INT64_MAX + 1)])], 0),
             "cursor_max_uint64": ([upd(1, [(t[0], 2 ** 64 - 1)])], 0),
