@@ -19,7 +19,8 @@ struct DeliveryRow {
 
 using RowPtr = std::shared_ptr<const DeliveryRow>;
 
-// Encodes a stored row as ServerEnvelope bytes; false when the row breaks an invariant. Supplied
+// Appends a stored row's ServerEnvelope bytes to `encoded`; false when the row breaks an
+// invariant. Supplied
 // by api/ (the wire schema lives there); thread-safe.
 using RowEncoder = std::function<bool(const store::StoredEnvelope& row, std::string* encoded)>;
 

@@ -28,12 +28,21 @@ Ending Backpressure() {
                 telemetry::StreamEndReason::kBackpressure};
 }
 
-// A catch-up wave's rows, encoded on the DB pool thread.
+// A catch-up wave's rows, encoded on the DB pool thread into one buffer (one allocation per
+// wave, not per row).
 struct WaveRow {
   int64_t sequence_id = 0;
-  std::string encoded;
+  size_t offset = 0;
+  size_t size = 0;
 };
-using WaveResult = std::variant<std::vector<std::vector<WaveRow>>, store::StoreError>;
+struct Wave {
+  std::string bytes;
+  std::vector<std::vector<WaveRow>> per_range;
+  std::string_view Encoded(const WaveRow& row) const {
+    return std::string_view(bytes).substr(row.offset, row.size);
+  }
+};
+using WaveResult = std::variant<Wave, store::StoreError>;
 
 }  // namespace
 
@@ -157,10 +166,6 @@ std::optional<Ending> StreamSession::WriteControl(std::string_view message,
 std::optional<Ending> StreamSession::QueueMessages(MessagesFrame& frame, bool live) {
   const size_t bytes = frame.size();
   const size_t envelopes = frame.count();
-  if (live && (call_->queued_messages() + 1 > limits_.outbound_frames ||
-               call_->pending_body() + bytes > limits_.outbound_bytes)) {
-    return Backpressure();  // ARC-080: never drop, never wait for a slow reader on live rows
-  }
   if (!call_->WriteNowInPlace(bytes, [&frame](char* dst) { frame.WriteTo(dst); }).ok()) {
     return std::nullopt;
   }
@@ -172,35 +177,63 @@ std::optional<Ending> StreamSession::QueueMessages(MessagesFrame& frame, bool li
   return std::nullopt;
 }
 
-// implements: STORE.md 5.5 (live rows, floors), API-254
+// implements: STORE.md 5.5 (live rows, floors), API-254, ARC-080
+// Live rows join the session's outbound queue at once (raising the floor), as a list of shared
+// rows; FlushLive cuts them into frames only when the connection has taken what was queued
+// before, so a busy stream sends few large frames instead of many small ones.
 std::optional<Ending> StreamSession::DeliverLive(std::vector<LiveItem>& items) {
-  MessagesFrame frame(messages_field_);
+  MessagesFrame sizer(messages_field_);
   for (auto& item : items) {
     Registration& reg = *item.registration;
     if (!reg.active || item.row->sequence_id <= reg.floor) {
       continue;  // ARC-074, ARC-075
     }
     const size_t size = item.row->encoded.size();
-    if (frame.SizeAlone(size) > limits_.frame_bytes) {
+    if (sizer.SizeAlone(size) > limits_.frame_bytes) {
       return TooLarge();
     }
-    if (frame.SizeWith(size) > limits_.frame_bytes) {
+    // The bound counts rows waiting here and bytes the connection has not taken yet.
+    if (call_->pending_body() + pending_live_bytes_ + size > limits_.outbound_bytes) {
+      return Backpressure();  // never drop, never wait for a slow reader on live rows
+    }
+    pending_live_bytes_ += size;
+    reg.floor = item.row->sequence_id;
+    pending_live_.push_back(std::move(item));
+  }
+  return FlushLive();
+}
+
+std::optional<Ending> StreamSession::FlushLive() {
+  size_t next = 0;
+  while (next < pending_live_.size() && call_->queued_messages() < kLiveQueuedFrames &&
+         !call_->ended()) {
+    MessagesFrame frame(messages_field_);
+    while (next < pending_live_.size()) {
+      const LiveItem& item = pending_live_[next];
+      const size_t size = item.row->encoded.size();
+      if (!frame.empty() && frame.SizeWith(size) > limits_.frame_bytes) {
+        break;
+      }
+      // API-253: a registration removed meanwhile sends nothing more.
+      if (item.registration->active) {
+        frame.Add(item.row->encoded);
+      }
+      pending_live_bytes_ -= size;
+      ++next;
+    }
+    if (!frame.empty()) {
       if (auto ending = QueueMessages(frame, true)) {
         return ending;
       }
     }
-    frame.Add(item.row->encoded);
-    reg.floor = item.row->sequence_id;
   }
-  if (!frame.empty()) {
-    return QueueMessages(frame, true);
-  }
+  pending_live_.erase(pending_live_.begin(), pending_live_.begin() + static_cast<ptrdiff_t>(next));
   return std::nullopt;
 }
 
 bool StreamSession::HasCatchUpRoom() const {
   // Catch-up keeps well below the outbound bound, so live rows of a reading client always fit.
-  return call_->queued_messages() < limits_.outbound_frames / 2 &&
+  return pending_live_.empty() && call_->queued_messages() < limits_.outbound_frames / 2 &&
          call_->pending_body() < limits_.catch_up_bytes / 2;
 }
 
@@ -219,6 +252,10 @@ asio::awaitable<std::optional<Ending>> StreamSession::Pump() {
   }
   if (!live.empty()) {
     if (auto ending = DeliverLive(live)) {
+      co_return ending;
+    }
+  } else if (!pending_live_.empty()) {
+    if (auto ending = FlushLive()) {
       co_return ending;
     }
   }
@@ -298,19 +335,29 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
       return *error;
     }
     auto& per = std::get<std::vector<std::vector<store::StoredEnvelope>>>(fetched);
-    std::vector<std::vector<WaveRow>> out(per.size());
+    Wave out;
+    size_t total = 0;
+    for (const auto& rows : per) {
+      for (const auto& row : rows) {
+        total += row.payload.size() + row.meta.topic.size() + 96;  // meta and framing
+      }
+    }
+    out.bytes.reserve(total);
+    out.per_range.resize(per.size());
     for (size_t i = 0; i < per.size(); ++i) {
-      out[i].reserve(per[i].size());
+      out.per_range[i].reserve(per[i].size());
       for (const auto& row : per[i]) {
         WaveRow w;
         w.sequence_id = row.meta.sequence_id;
-        if (!encoder(row, &w.encoded)) {
+        w.offset = out.bytes.size();
+        if (!encoder(row, &out.bytes)) {
           store::StoreError error;
           error.kind = store::ErrorKind::kInvariant;
           error.message = "a stored envelope does not decode";
           return error;
         }
-        out[i].push_back(std::move(w));
+        w.size = out.bytes.size() - w.offset;
+        out.per_range[i].push_back(w);
       }
     }
     return out;
@@ -325,7 +372,8 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
     }
     co_return DatabaseFailure();
   }
-  auto& per = std::get<std::vector<std::vector<WaveRow>>>(result);
+  const Wave& fetched = std::get<Wave>(result);
+  const auto& per = fetched.per_range;
   if (per.size() != wave.size()) {
     co_return DatabaseFailure();
   }
@@ -333,7 +381,7 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
   uint64_t fetched_bytes = 0;
   for (const auto& rows : per) {
     for (const auto& row : rows) {
-      fetched_bytes += row.encoded.size() + 256;
+      fetched_bytes += row.size + 256;
     }
   }
   const bool maybe_cut = fetched_bytes + limits_.max_envelope_bytes + 512 > budget;
@@ -360,15 +408,15 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
       if (!reg.active || row.sequence_id <= reg.floor) {
         continue;
       }
-      if (frame.SizeAlone(row.encoded.size()) > limits_.frame_bytes) {
+      if (frame.SizeAlone(row.size) > limits_.frame_bytes) {
         co_return TooLarge();
       }
-      if (frame.SizeWith(row.encoded.size()) > limits_.frame_bytes) {
+      if (frame.SizeWith(row.size) > limits_.frame_bytes) {
         if (auto ending = QueueMessages(frame, false)) {
           co_return ending;
         }
       }
-      frame.Add(row.encoded);
+      frame.Add(fetched.Encoded(row));
       reg.floor = row.sequence_id;
     }
   }
@@ -377,15 +425,24 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
       co_return ending;
     }
   }
-  // Unfinished registrations go to the back of the queue; finished ones turn live.
-  for (auto& reg : wave) {
+  // Unfinished registrations go to the back of the queue; finished ones turn live. Where the byte
+  // cutoff ended the wave mid-round, the ones it left a row short go first, so the rounds of
+  // API-261 continue across waves.
+  std::vector<std::pair<size_t, RegistrationPtr>> unfinished;
+  for (size_t i = 0; i < wave.size(); ++i) {
+    RegistrationPtr& reg = wave[i];
     if (!reg->active) {
       reg->in_queue = false;
     } else if (deps_.registry->TrySwitchLive(*reg)) {
       reg->in_queue = false;
     } else {
-      catch_up_.push_back(std::move(reg));
+      unfinished.emplace_back(per[i].size(), std::move(reg));
     }
+  }
+  std::stable_sort(unfinished.begin(), unfinished.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [rows, reg] : unfinished) {
+    catch_up_.push_back(std::move(reg));
   }
   co_return std::nullopt;
 }

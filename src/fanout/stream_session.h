@@ -95,6 +95,11 @@ class StreamSession {
   std::optional<Ending> QueueMessages(MessagesFrame& frame, bool live);
   boost::asio::awaitable<std::optional<Ending>> CatchUpWave();
   std::optional<Ending> DeliverLive(std::vector<LiveItem>& items);
+  std::optional<Ending> FlushLive();
+
+  // Live frames are cut only while fewer than this many response messages wait for the
+  // connection (coalescing under load).
+  static constexpr size_t kLiveQueuedFrames = 2;
 
   std::shared_ptr<rpc::Call> call_;
   StreamDeps deps_;
@@ -109,6 +114,8 @@ class StreamSession {
   std::shared_ptr<FetchPermits::Ticket> ticket_;
   Clock::time_point ticket_since_{};
   std::optional<Clock::time_point> room_wait_since_;
+  std::vector<LiveItem> pending_live_;  // admitted live rows not yet cut into frames
+  size_t pending_live_bytes_ = 0;
   Clock::time_point last_frame_at_;
 };
 
