@@ -6,6 +6,7 @@ Recovery is made observable by making it slow: a psql session holds the allocati
 (advisory lock (0, 2)) so the new generation's boundary advance keeps timing out
 (publishing.max_barrier_wait_ms) until the test releases it.
 """
+import hashlib
 import queue
 import subprocess
 import threading
@@ -97,8 +98,8 @@ def try_open_static(server, topic):
     return stream
 
 
-@unittest.skipUnless(S.HAVE_PG, "needs XB_PG_PRIMARY")
-class StreamRecoveryTest(unittest.TestCase):
+class PgStreamCase(unittest.TestCase):
+    """Helpers: a server per test on a fresh database (no replica), psql sessions, metrics."""
 
     def setUp(self):
         self.engine = PrimaryOnlyEngine()
@@ -152,6 +153,10 @@ class StreamRecoveryTest(unittest.TestCase):
                 got += [S.sid(e) for e in S.envelopes_of(s.frame())]
             self.assertEqual(got, history)
         return static, bidi
+
+
+@unittest.skipUnless(S.HAVE_PG, "needs XB_PG_PRIMARY")
+class StreamRecoveryTest(PgStreamCase):
 
     # verifies: OPS-006 (read-database loss), STORE.md 5.2 — terminating the tailer's connection
     # ends every open stream UNAVAILABLE; while the new generation cannot finish (the barrier is
@@ -258,6 +263,78 @@ class StreamRecoveryTest(unittest.TestCase):
                 harness.wait_for(lambda: self.metric(server, "xmtp_tailer_ready") == 1,
                                  S.READ_TIMEOUT, "ready")
                 self.assertEqual(self.metric(server, "xmtp_tailer_gap_ranges"), 0)
+
+
+@unittest.skipUnless(S.HAVE_PG, "needs XB_PG_PRIMARY")
+class StreamGapTest(PgStreamCase):
+    """Unresolved id ranges that resolve without a restart (STORE.md 5.3)."""
+
+    def open_gap(self, server, database, other_topic):
+        """A transaction that holds the barrier shared and drew id x, and a server publish on
+        `other_topic` above it: the tailer then has the range [x, x] unresolved."""
+        holder = self.psql(database.primary)
+        x = int(holder.run("BEGIN;\nSELECT pg_advisory_xact_lock_shared(0, 2);\n"
+                           "SELECT nextval('envelope_sequence');")[-1])
+        with server.channel() as ch:
+            above = S.publish(ch, [E.group_message(other_topic[1:], 1, b"above-gap")])[0]
+        self.assertEqual(above, x + 1)
+        harness.wait_for(lambda: self.metric(server, "xmtp_tailer_gap_ranges") == 1,
+                         S.READ_TIMEOUT, "the gap range")
+        return holder, x
+
+    # verifies: API-254, STORE.md 5.3 (gap probes), ARC-037 — an id drawn before a higher row
+    # became visible, committed later (a slow publisher), is found by the gap probe and delivered
+    # live to the streams of its topic, in order, exactly once; the range is then resolved.
+    def test_late_commit_in_a_gap_is_delivered(self):
+        with self.engine.server(EXTRA.format(gaps=10000)) as server:
+            database = self.engine.databases[-1]
+            u, t = S.gtopic("late", 0), S.gtopic("late", 1)
+            with server.channel() as ch:
+                history = S.publish(ch, [E.group_message(u[1:], 1, b"late-0")])
+                static, bidi = self.open_streams(ch, u, history)
+                holder, x = self.open_gap(server, database, t)
+                # The slow publisher stores its row on u (as a publish would) and commits.
+                payload = E.group_message(u[1:], 1, b"late-slow").SerializeToString()
+                holder.run(
+                    "INSERT INTO envelopes (sequence_id, topic, server_ns, expiry_ns, "
+                    "message_hash, is_commit_or_proposal, payload, push_eligible, sender_hmac) "
+                    "VALUES (%d, '\\x%s', 1, NULL, '\\x%s', false, '\\x%s', false, NULL);\n"
+                    "INSERT INTO topic_watermark (topic, last_sequence_id) VALUES ('\\x%s', %d) "
+                    "ON CONFLICT (topic) DO UPDATE SET last_sequence_id = "
+                    "GREATEST(topic_watermark.last_sequence_id, EXCLUDED.last_sequence_id);\n"
+                    "COMMIT;" % (x, u.hex(), hashlib.sha256(payload).hexdigest(), payload.hex(),
+                                 u.hex(), x))
+                for s in (static, bidi):
+                    self.assertEqual([S.sid(e) for e in S.envelopes_of(s.frame())], [x])
+                harness.wait_for(lambda: self.metric(server, "xmtp_tailer_gap_ranges") == 0,
+                                 S.READ_TIMEOUT, "the gap to resolve")
+                self.assertGreaterEqual(self.metric(server, "xmtp_tailer_rows_total",
+                                                    source="gap"), 1)
+                live = S.publish(ch, [E.group_message(u[1:], 1, b"late-after")])
+                for s in (static, bidi):
+                    self.assertEqual([S.sid(e) for e in S.envelopes_of(s.frame())], live)
+                self.assertEqual(S.read_topic(ch, u), history + [x] + live)
+                self.assertEqual(self.metric(server, "xmtp_tailer_restarts_total"), 1)
+
+    # verifies: STORE.md 4.2, 4.3, 5.3 (ARC-038, ARC-040) — an id whose drawer rolls back is
+    # retired once the boundary passes it (the tailer asks for an advance); no stream fails.
+    def test_rolled_back_id_is_retired_by_the_boundary(self):
+        with self.engine.server(EXTRA.format(gaps=10000)) as server:
+            database = self.engine.databases[-1]
+            u, t = S.gtopic("roll", 0), S.gtopic("roll", 1)
+            with server.channel() as ch:
+                history = S.publish(ch, [E.group_message(u[1:], 1, b"roll-0")])
+                static, bidi = self.open_streams(ch, u, history)
+                holder, _ = self.open_gap(server, database, t)
+                holder.run("ROLLBACK;")
+                harness.wait_for(lambda: self.metric(server, "xmtp_tailer_gap_ranges") == 0,
+                                 S.READ_TIMEOUT, "the boundary to retire the gap")
+                self.assertGreaterEqual(self.metric(server, "xmtp_boundary_advances_total",
+                                                    result="ok"), 2)
+                live = S.publish(ch, [E.group_message(u[1:], 1, b"roll-after")])
+                for s in (static, bidi):
+                    self.assertEqual([S.sid(e) for e in S.envelopes_of(s.frame())], live)
+                self.assertEqual(self.metric(server, "xmtp_tailer_restarts_total"), 1)
 
 
 if __name__ == "__main__":
