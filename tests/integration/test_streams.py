@@ -526,7 +526,7 @@ max_static_topics = 5
     # hold one or two envelopes of 6-15 KB, and the history spans several catch-up waves whose
     # byte-budget cuts fall at varying points, so the rounds must also hold across waves.
     def test_catch_up_is_fair(self):
-        rows = S.scaled(400, 100)
+        rows = S.scaled(400, 300)  # several 4 MiB catch-up waves even when scaled down
         topics = [S.gtopic("fair", i) for i in range(3)]
         rng = random.Random(261)
         with self.server.channel() as ch:
