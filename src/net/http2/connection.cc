@@ -2,6 +2,7 @@
 
 #include <nghttp2/nghttp2.h>
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -26,7 +27,7 @@ namespace {
 
 constexpr int32_t kStreamWindow = 1 << 20;       // 1 MiB per stream
 constexpr int32_t kConnectionWindow = 16 << 20;  // 16 MiB per connection
-constexpr size_t kWriteChunk = 64 * 1024;
+constexpr size_t kWriteChunk = 256 * 1024;       // coalesced frames per socket write
 
 nghttp2_nv MakeNv(const std::string& name, const std::string& value) {
   return nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
@@ -143,15 +144,20 @@ struct Callbacks {
     return 0;
   }
 
-  static ssize_t ReadBody(nghttp2_session* session, int32_t stream_id, uint8_t* buf, size_t length,
+  // Announces how many body bytes the next DATA frame carries; SendData copies them straight
+  // into the write buffer (no copy into nghttp2's own buffers).
+  static ssize_t ReadBody(nghttp2_session* session, int32_t stream_id, uint8_t*, size_t length,
                           uint32_t* data_flags, nghttp2_data_source*, void* user_data) {
     auto* s = Find(Self(user_data), stream_id);
     if (s == nullptr || !s->exchange) {
       return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     }
     Exchange& ex = *s->exchange;
-    const size_t n = ex.PullBody(reinterpret_cast<char*>(buf), length);
-    if (ex.pending_body() == 0 && ex.body_complete()) {
+    const size_t n = std::min(length, ex.pending_body());
+    if (n > 0) {
+      *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+    }
+    if (n == ex.pending_body() && ex.body_complete()) {
       *data_flags |= NGHTTP2_DATA_FLAG_EOF;
       const auto& trailers = ex.trailers();
       if (!trailers.empty() && !s->trailers_submitted) {
@@ -174,6 +180,36 @@ struct Callbacks {
       return NGHTTP2_ERR_DEFERRED;
     }
     return static_cast<ssize_t>(n);
+  }
+
+  // A DATA frame announced by ReadBody: its 9-byte header, then the body bytes (never padded).
+  static int SendData(nghttp2_session*, nghttp2_frame* frame, const uint8_t* framehd, size_t length,
+                      nghttp2_data_source*, void* user_data) {
+    auto* c = Self(user_data);
+    if (c->out_.size() >= kWriteChunk) {
+      return NGHTTP2_ERR_WOULDBLOCK;  // called again once this write is out
+    }
+    auto* s = Find(c, frame->hd.stream_id);
+    if (s == nullptr || !s->exchange || frame->data.padlen != 0) {
+      return NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
+    c->out_.append(reinterpret_cast<const char*>(framehd), 9);
+    const size_t at = c->out_.size();
+    c->out_.resize(at + length);
+    if (s->exchange->PullBody(c->out_.data() + at, length) != length) {
+      return NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
+    return 0;
+  }
+
+  // Every other frame: appended to the write buffer, up to one chunk per write.
+  static ssize_t Send(nghttp2_session*, const uint8_t* data, size_t length, int, void* user_data) {
+    auto* c = Self(user_data);
+    if (c->out_.size() >= kWriteChunk) {
+      return NGHTTP2_ERR_WOULDBLOCK;
+    }
+    c->out_.append(reinterpret_cast<const char*>(data), length);
+    return static_cast<ssize_t>(length);
   }
 };
 
@@ -272,6 +308,8 @@ asio::awaitable<void> Connection::Run(std::string initial) {
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, &Callbacks::OnDataChunk);
   nghttp2_session_callbacks_set_on_frame_send_callback(cbs, &Callbacks::OnFrameSend);
   nghttp2_session_callbacks_set_on_stream_close_callback(cbs, &Callbacks::OnStreamClose);
+  nghttp2_session_callbacks_set_send_callback(cbs, &Callbacks::Send);
+  nghttp2_session_callbacks_set_send_data_callback(cbs, &Callbacks::SendData);
   nghttp2_session_server_new(&session_, cbs, this);
   nghttp2_session_callbacks_del(cbs);
 
@@ -315,21 +353,15 @@ asio::awaitable<void> Connection::Run(std::string initial) {
 
 asio::awaitable<void> Connection::WriteLoop() {
   auto self = shared_from_this();
-  std::string out;
   while (true) {
     SubmitPendingResponses();
-    out.clear();
-    while (out.size() < kWriteChunk) {
-      const uint8_t* data = nullptr;
-      const ssize_t n = nghttp2_session_mem_send(session_, &data);
-      if (n <= 0) {
-        break;
-      }
-      out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(n));
+    out_.clear();
+    if (nghttp2_session_send(session_) != 0) {
+      break;  // a fatal session error
     }
-    if (!out.empty()) {
+    if (!out_.empty()) {
       boost::system::error_code ec;
-      co_await stream_->WriteAll(asio::buffer(out), ec);
+      co_await stream_->WriteAll(asio::buffer(out_), ec);
       if (ec) {
         break;
       }

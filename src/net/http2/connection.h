@@ -25,8 +25,7 @@ struct Options {
   uint32_t max_concurrent_streams = 100;  // limits.max_http2_streams
 };
 
-class Connection final : public ServerConnection,
-                         public std::enable_shared_from_this<Connection> {
+class Connection final : public ServerConnection, public std::enable_shared_from_this<Connection> {
  public:
   Connection(std::unique_ptr<ByteStream> stream, ExchangeFactory& factory, Options options);
   ~Connection();
@@ -62,6 +61,9 @@ class Connection final : public ServerConnection,
   bool closing_ = false;  // GOAWAY sent: close once the output is flushed
   std::vector<int32_t> to_resume_;
   std::unordered_map<int32_t, std::unique_ptr<Stream>> streams_;
+  // The next socket write: frames nghttp2 serializes, and DATA payloads copied straight from the
+  // exchanges (NGHTTP2_DATA_FLAG_NO_COPY), so response bytes are copied once before the kernel.
+  std::string out_;
 };
 
 }  // namespace xb::net::http2
