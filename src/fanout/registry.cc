@@ -101,6 +101,7 @@ void Registry::Drain(SessionState& session, std::vector<LiveItem>* live, bool* n
   std::lock_guard lock(mu_);
   live->swap(session.inbox);
   session.inbox.clear();
+  session.inbox_bytes = 0;
   *notice = session.notice;
   session.notice = false;
   *failure = session.failure;
@@ -135,7 +136,19 @@ void Registry::Dispatch(const std::vector<RowPtr>& rows) {
       for (const RegistrationPtr& reg : it->second) {
         SessionState* session = reg->session;
         if (reg->live) {
-          session->inbox.push_back(LiveItem{reg, row});
+          if (session->failure) {
+            continue;
+          }
+          session->inbox_bytes += row->encoded.size();
+          if (session->inbox_bytes > max_inbox_bytes_) {
+            session->failure =
+                Ending{Status(StatusCode::kResourceExhausted,
+                              "the stream's output is full: the client is not reading"),
+                       telemetry::StreamEndReason::kBackpressure};
+            session->inbox.clear();
+          } else {
+            session->inbox.push_back(LiveItem{reg, row});
+          }
         } else if (row->sequence_id > reg->needed) {
           reg->needed = row->sequence_id;
           session->notice = true;
@@ -178,6 +191,7 @@ void Registry::FailAll(const Ending& ending) {
       }
       session->registrations.clear();
       session->inbox.clear();
+      session->inbox_bytes = 0;
     }
     int64_t registered = 0;
     for (const auto& [topic, regs] : by_topic_) {

@@ -63,6 +63,7 @@ class SessionState {
 
   // Guarded by the registry mutex.
   std::vector<LiveItem> inbox;
+  size_t inbox_bytes = 0;
   bool notice = false;  // a catching-up registration's target was raised
   std::optional<Ending> failure;
   bool open = false;
@@ -88,7 +89,11 @@ class SessionState {
 
 class Registry {
  public:
-  explicit Registry(telemetry::Metrics& metrics) : metrics_(metrics) {}
+  // `max_inbox_bytes`: live rows waiting for one session to take them, at most; past it the
+  // session fails RESOURCE_EXHAUSTED (it is not keeping up), so memory stays bounded even when a
+  // session cannot run for a while.
+  explicit Registry(telemetry::Metrics& metrics, size_t max_inbox_bytes = size_t{16} << 20)
+      : metrics_(metrics), max_inbox_bytes_(max_inbox_bytes) {}
 
   // Stream admission (OPS-006): false while recovery runs or after shutdown began.
   bool Open(SessionState& session);
@@ -130,6 +135,7 @@ class Registry {
   void RemoveLocked(const RegistrationPtr& reg);
 
   telemetry::Metrics& metrics_;
+  const size_t max_inbox_bytes_;
   mutable std::mutex mu_;
   bool ready_ = false;
   bool shut_down_ = false;

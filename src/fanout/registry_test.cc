@@ -103,5 +103,33 @@ TEST_F(RegistryTest, FailAllEndsSessionsAndRefusesNewOnes) {
   registry_.Close(session_);
 }
 
+// verifies: API.md 3.8 backpressure (live rows a session does not take fail it, never queue
+// without bound)
+TEST(RegistryInboxTest, ASessionThatDoesNotTakeItsRowsFailsResourceExhausted) {
+  telemetry::Metrics metrics("test");
+  Registry registry(metrics, /*max_inbox_bytes=*/10);
+  int wakes = 0;
+  SessionState session([&] { ++wakes; });
+  registry.SetReady();
+  ASSERT_TRUE(registry.Open(session));
+  auto a = std::make_shared<Registration>("A", 0, &session);
+  ASSERT_TRUE(registry.Add(session, {a}));
+  ASSERT_TRUE(registry.TrySwitchLive(*a));
+  registry.Dispatch({Row(1, "A"), Row(2, "A"), Row(3, "A")});  // "e1" "e2" "e3": 6 bytes
+  std::vector<LiveItem> live;
+  bool notice = false;
+  std::optional<Ending> failure;
+  registry.Drain(session, &live, &notice, &failure);
+  EXPECT_EQ(live.size(), 3u);
+  EXPECT_FALSE(failure);
+  registry.Dispatch({Row(4, "A"), Row(5, "A"), Row(6, "A"), Row(7, "A"), Row(8, "A"), Row(9, "A")});
+  registry.Drain(session, &live, &notice, &failure);
+  EXPECT_TRUE(live.empty());
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->status.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(failure->reason, telemetry::StreamEndReason::kBackpressure);
+  registry.Close(session);
+}
+
 }  // namespace
 }  // namespace xb::fanout
