@@ -55,11 +55,21 @@ void Call::EnsureHead() {
   }
 }
 
-void Call::AppendOut(std::string_view frame) {
+// Before appending: drop the bytes the connection already took, so that the buffer of a stream
+// that never fully drains under load keeps its size (no growth, no fresh pages) instead of
+// growing with everything it ever sent. The move is amortized: at most once per its own size.
+void Call::CompactOut() {
   if (out_pos_ == out_.size()) {
     out_.clear();
     out_pos_ = 0;
+  } else if (out_pos_ >= 64 * 1024 && out_pos_ >= out_.size() - out_pos_) {
+    out_.erase(0, out_pos_);
+    out_pos_ = 0;
   }
+}
+
+void Call::AppendOut(std::string_view frame) {
+  CompactOut();
   const size_t before = out_.size();
   if (options_.dialect == Dialect::kGrpcWebText) {
     out_ += Base64Encode(frame);
@@ -70,10 +80,7 @@ void Call::AppendOut(std::string_view frame) {
 }
 
 char* Call::ReserveFrame(size_t size) {
-  if (out_pos_ == out_.size()) {
-    out_.clear();
-    out_pos_ = 0;
-  }
+  CompactOut();
   const size_t before = out_.size();
   out_.resize(before + kFrameHeaderBytes + size);
   char* header = out_.data() + before;
@@ -154,10 +161,7 @@ Status Call::WriteNow(std::string_view message) {
     AppendFrame(frame, message);
     AppendOut(frame);
   } else {
-    if (out_pos_ == out_.size()) {
-      out_.clear();
-      out_pos_ = 0;
-    }
+    CompactOut();
     const size_t before = out_.size();
     AppendFrame(out_, message);
     appended_bytes_ += out_.size() - before;

@@ -157,6 +157,7 @@ class Call final : public net::Exchange,
 
  private:
   void EnsureHead();
+  void CompactOut();
   void AppendOut(std::string_view frame);
   // Appends a frame header for a `size`-byte message and returns where its bytes go.
   char* ReserveFrame(size_t size);
