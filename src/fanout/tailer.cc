@@ -53,6 +53,12 @@ bool Tailer::WaitReady() {
   return ready_once_;
 }
 
+bool Tailer::WaitReadyFor(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  cv_.wait_for(lock, timeout, [&] { return ready_once_ || stopping_; });
+  return ready_once_;
+}
+
 void Tailer::Stop() {
   {
     std::lock_guard lock(mu_);

@@ -38,6 +38,8 @@ class Tailer {
   void Start();
   // Blocks until the first generation completed (streams admitted) or Stop().
   bool WaitReady();
+  // The same, for at most `timeout`: false when not ready yet.
+  bool WaitReadyFor(std::chrono::milliseconds timeout);
   // Ends the threads (shutdown). Streams are ended by the caller (Registry::Shutdown).
   void Stop();
 

@@ -148,10 +148,25 @@ int Run(const config::Config& config, RunOptions options) {
     }
   } stop_tailer{tailer, *store};
   tailer.Start();
-  if (!tailer.WaitReady()) {
-    Fail("stream recovery did not complete");
-    return 1;
+  // The first generation has no bound of its own (STORE.md 5.2: the orchestrator's startup probe
+  // is the outer one), so a termination signal meanwhile ends the process cleanly.
+  bool stopped_during_startup = false;
+  signals.async_wait([&](boost::system::error_code ec, int) {
+    if (!ec) {
+      stopped_during_startup = true;
+    }
+  });
+  while (!tailer.WaitReadyFor(std::chrono::milliseconds(100))) {
+    main_io.poll();
+    main_io.restart();
+    if (stopped_during_startup) {
+      logger.Info("stopped before serving");
+      return 0;
+    }
   }
+  signals.cancel();  // queued signals stay pending for the drain handler below
+  main_io.poll();
+  main_io.restart();
   // Catch-up reads of all streams together use at most half the pooled connections.
   fanout::FetchPermits fetch_permits(std::max<size_t>(1, config.database.max_connections / 2));
   store::DbPool db_pool(std::max<size_t>(1, config.database.max_connections));

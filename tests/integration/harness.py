@@ -66,11 +66,19 @@ class Server:
                 raise AssertionError("the server reported a sanitizer finding:\n" +
                                      self.stderr_text[-4000:])
 
-    def start(self):
+    def spawn(self):
+        """Starts the process without waiting for it to serve."""
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      env=self.env, text=True)
         threading.Thread(target=self._read_stdout, daemon=True).start()
         threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def wait_serving(self, timeout):
+        """True once the server reported serving (or exited) within `timeout` seconds."""
+        return self._ready.wait(timeout)
+
+    def start(self):
+        self.spawn()
         if not self._ready.wait(self.startup_timeout):
             self.kill()
             raise AssertionError("server did not report serving; stderr: " + self.stderr_text)

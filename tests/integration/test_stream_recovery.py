@@ -158,6 +158,32 @@ class PgStreamCase(unittest.TestCase):
 @unittest.skipUnless(S.HAVE_PG, "needs XB_PG_PRIMARY")
 class StreamRecoveryTest(PgStreamCase):
 
+    # verifies: OPS-005 — until the first stream recovery completes (here the barrier is held, so
+    # the boundary advance keeps timing out) the gRPC port is not bound and nothing reports
+    # SERVING; a termination signal in that state ends the process cleanly (exit 0).
+    def test_first_recovery_gates_serving_and_sigterm_exits_cleanly(self):
+        database = harness.create_pg_database()
+        self.addCleanup(database.drop)
+        holder = self.psql(database.primary)
+        holder.run("BEGIN;\nSELECT pg_advisory_xact_lock(0, 2);")
+        config = harness.minimal_config(EXTRA.format(gaps=10000)).replace(
+            'url = "sqlite://{data}/xmtp.db"', 'url = "%s"' % database.primary)
+        server = harness.Server(config=config)
+        self.addCleanup(server.tmp.cleanup)
+        self.addCleanup(server.kill)
+        server.spawn()
+        # Several barrier attempts (200 ms each) pass without the server serving.
+        self.assertFalse(server.wait_serving(2.0), "served before stream recovery completed")
+        self.assertIsNone(server.port)
+        self.assertIsNone(server.proc.poll(), server.stderr_text)
+        server.terminate()
+        self.assertEqual(server.wait(15), 0, server.stderr_text)
+        messages = [r.get("msg") for r in server.log_records()]
+        self.assertIn("stopped before serving", messages)
+        self.assertNotIn("serving", messages)
+        holder.run("COMMIT;")
+        server.check_sanitizers()
+
     # verifies: OPS-006 (read-database loss), STORE.md 5.2 — terminating the tailer's connection
     # ends every open stream UNAVAILABLE; while the new generation cannot finish (the barrier is
     # held), Subscribe and SubscribeStatic opens get UNAVAILABLE and health stays SERVING; once
