@@ -900,6 +900,29 @@ TEST_P(StoreConformanceTest, CatchUpAlwaysAdmitsTheFirstRowWhateverItsSize) {
   EXPECT_EQ(rows[1][0].payload, PayloadOfSize("a0", 5000));
 }
 
+TEST_P(StoreConformanceTest, CatchUpOfOneRangeStopsAtTheFirstRowPastTheBudget) {
+  // verifies: STORE.md 7 (catch-up byte cutoff; a lone range is its own rounds)
+  const std::string a = GroupTopic(1);
+  const std::vector<EnvelopeMeta> m = PublishEach(
+      *store_,
+      {{a, PayloadOfSize("a0", 1000)}, {a, PayloadOfSize("a1", 1000)}, {a, "a2"}, {a, "a3"}});
+  ASSERT_EQ(m.size(), 4u);
+  ASSERT_STORE_OK(auto whole, store_->CatchUp({{a, 0, kMaxSequenceId}}, 10, UINT64_MAX));
+  ASSERT_EQ(whole.size(), 1u);
+  ASSERT_EQ(whole[0].size(), 4u);
+  const uint64_t first_two = whole[0][0].payload.size() + whole[0][1].payload.size() + 2 * 256;
+  ASSERT_STORE_OK(auto two, store_->CatchUp({{a, 0, kMaxSequenceId}}, 10, first_two));
+  EXPECT_EQ(IdsPerRange(two),
+            std::vector<std::vector<int64_t>>({{m[0].sequence_id, m[1].sequence_id}}));
+  ASSERT_STORE_OK(auto one, store_->CatchUp({{a, 0, kMaxSequenceId}}, 10, first_two - 1));
+  EXPECT_EQ(IdsPerRange(one), std::vector<std::vector<int64_t>>({{m[0].sequence_id}}));
+  ASSERT_STORE_OK(auto capped,
+                  store_->CatchUp({{a, m[0].sequence_id, m[3].sequence_id}}, 2, UINT64_MAX));
+  EXPECT_EQ(IdsPerRange(capped),
+            std::vector<std::vector<int64_t>>({{m[1].sequence_id, m[2].sequence_id}}));
+  EXPECT_EQ(capped[0][0].payload, whole[0][1].payload);
+}
+
 TEST_P(StoreConformanceTest, TailReaderBeginsAtTheAdvancedBoundaryAndPagesForward) {
   // verifies: STORE.md 5.3 (steps 1 and 3)
   const std::string a = GroupTopic(1);

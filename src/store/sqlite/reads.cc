@@ -4,6 +4,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "store/catch_up_cutoff.h"
 
@@ -284,6 +285,34 @@ StoreResult<std::vector<std::vector<StoredEnvelope>>> ReadCatchUp(
   if (MaybeError e = txn.Begin()) {
     return *e;
   }
+  if (ranges.size() == 1) {
+    // One range: its rounds are its rows in order, so one pass over full rows applies the same
+    // cutoff as AdmitByRounds without a second lookup per row.
+    const CatchUpRange& range = ranges[0];
+    StatementUse rows = conn.Use(
+        "SELECT sequence_id, topic, server_ns, expiry_ns, message_hash, is_commit_or_proposal, "
+        "payload FROM envelopes WHERE topic = ?1 AND sequence_id > ?2 AND sequence_id <= ?3 "
+        "ORDER BY sequence_id LIMIT ?4",
+        "catch-up rows");
+    rows.BindBlob(1, range.topic)
+        .BindInt64(2, range.after)
+        .BindInt64(3, range.through)
+        .BindInt64(4, per_range);
+    uint64_t used = 0;
+    while (rows.Step()) {
+      StoredEnvelope envelope = ReadEnvelope(rows, /*with_payload=*/true);
+      const uint64_t cost = envelope.payload.size() + kRowOverheadBytes;
+      if (!out[0].empty() && (used > byte_budget || cost > byte_budget - used)) {
+        break;  // the first row is always admitted
+      }
+      used += cost;
+      out[0].push_back(std::move(envelope));
+    }
+    if (rows.error()) {
+      return *rows.error();
+    }
+    return out;
+  }
   std::vector<std::vector<int64_t>> ids(ranges.size());
   std::vector<std::vector<uint64_t>> sizes(ranges.size());
   for (size_t r = 0; r < ranges.size(); ++r) {
@@ -313,20 +342,31 @@ StoreResult<std::vector<std::vector<StoredEnvelope>>> ReadCatchUp(
   if (auto* e = std::get_if<StoreError>(&loaded)) {
     return *e;
   }
-  // Ranges may overlap (the same topic twice): a row loaded once serves every range that has it.
-  std::map<int64_t, StoredEnvelope> by_id;
-  for (StoredEnvelope& envelope : std::get<std::vector<StoredEnvelope>>(loaded)) {
-    const int64_t id = envelope.meta.sequence_id;
-    by_id.emplace(id, std::move(envelope));
+  // Ranges may overlap (the same topic twice): a row loaded once serves every range that has it,
+  // moved to its last user and copied to the others.
+  auto& rows = std::get<std::vector<StoredEnvelope>>(loaded);
+  std::unordered_map<int64_t, size_t> index;
+  index.reserve(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    index.emplace(rows[i].meta.sequence_id, i);
+  }
+  std::vector<uint32_t> uses(rows.size(), 0);
+  for (int64_t id : load) {
+    auto it = index.find(id);
+    if (it == index.end()) {
+      return InvariantError("catch-up: a candidate row vanished inside one snapshot");
+    }
+    ++uses[it->second];
   }
   for (size_t r = 0; r < ranges.size(); ++r) {
     out[r].reserve(admitted[r]);
     for (size_t i = 0; i < admitted[r]; ++i) {
-      auto it = by_id.find(ids[r][i]);
-      if (it == by_id.end()) {
-        return InvariantError("catch-up: a candidate row vanished inside one snapshot");
+      const size_t at = index.at(ids[r][i]);
+      if (--uses[at] == 0) {
+        out[r].push_back(std::move(rows[at]));
+      } else {
+        out[r].push_back(rows[at]);
       }
-      out[r].push_back(it->second);
     }
   }
   return out;
