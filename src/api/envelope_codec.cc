@@ -62,8 +62,8 @@ bool EncodeServerEnvelope(const store::StoredEnvelope& row, std::string* out) {
                             VarintBytes(hash_bytes) + hash_bytes + 1 + VarintBytes(topic_bytes) +
                             topic_bytes + (expiry_ns == 0 ? 0 : 1 + VarintBytes(expiry_ns)) +
                             (m.is_commit_or_proposal ? 2 : 0);
-  out->reserve(out->size() + 1 + VarintBytes(meta_bytes) + meta_bytes + 1 + VarintBytes(row.payload.size()) +
-               row.payload.size());
+  out->reserve(out->size() + 1 + VarintBytes(meta_bytes) + meta_bytes + 1 +
+               VarintBytes(row.payload.size()) + row.payload.size());
   PutHeader(out, 0x0a, meta_bytes);    // ServerEnvelope.meta = 1
   PutHeader(out, 0x0a, cursor_bytes);  // EnvelopeMeta.cursor = 1
   if (id != 0) {
