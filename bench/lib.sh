@@ -86,3 +86,21 @@ build_loadgen() {
     $(pkg-config --cflags --libs sqlite3) || die "sqlite_raw: build failed"
   echo "$stamp" >"$GEN_DIR/stamp"
 }
+
+# Shared by the measuring scripts (they set LOAD_PID="" and end it in their cleanup).
+# Runs "$@" in the background as LOAD_PID (so cleanup can end it) and waits for it.
+run_tracked() {
+  "$@" &
+  LOAD_PID=$!
+  local rc=0
+  wait "$LOAD_PID" || rc=$?
+  LOAD_PID=""
+  return $rc
+}
+
+median() { sort -g | awk '{v[NR]=$1} END {if (NR == 0) print "nan"; else print v[int((NR + 1) / 2)]}'; }
+
+# kv KEY LINE: the value of KEY=... in a RESULT line.
+kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "nan" || b == "nan" || b + 0 == 0) print "-"; else printf "%.2f", a / b}'; }

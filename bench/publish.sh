@@ -92,21 +92,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Runs "$@" in the background as LOAD_PID (so cleanup can end it) and waits for it.
-run_tracked() {
-  "$@" &
-  LOAD_PID=$!
-  local rc=0
-  wait "$LOAD_PID" || rc=$?
-  LOAD_PID=""
-  return $rc
-}
-
-median() { sort -g | awk '{v[NR]=$1} END {if (NR == 0) print "nan"; else print v[int((NR + 1) / 2)]}'; }
-
-# kv KEY LINE: the value of KEY=... in a RESULT line.
-kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
-
 # ---------------------------------------------------------------------------------------------
 # Build the load client and the raw SQLite loop (only when a source or proto changed).
 # ---------------------------------------------------------------------------------------------
@@ -355,7 +340,6 @@ raw_med() {
     [[ -n "${RAW[$1.$rep]:-}" ]] && echo "${RAW[$1.$rep]}"
   done | median
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "nan" || b == "nan" || b + 0 == 0) print "-"; else printf "%.2f", a / b}'; }
 per_cpu() { awk -v n="$1" -v c="$2" 'BEGIN {if (c == "nan" || c + 0 <= 0) print "-"; else printf "%.0f", n / c}'; }
 
 cat <<EOF

@@ -118,21 +118,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Runs "$@" in the background as LOAD_PID (so cleanup can end it) and waits for it.
-run_tracked() {
-  "$@" &
-  LOAD_PID=$!
-  local rc=0
-  wait "$LOAD_PID" || rc=$?
-  LOAD_PID=""
-  return $rc
-}
-
-median() { sort -g | awk '{v[NR]=$1} END {if (NR == 0) print "nan"; else print v[int((NR + 1) / 2)]}'; }
-
-# kv KEY LINE: the value of KEY=... in a RESULT line.
-kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
-
 # ---------------------------------------------------------------------------------------------
 # Build the load client and the grpc-go streaming peer (each only when its sources changed).
 # ---------------------------------------------------------------------------------------------
@@ -479,7 +464,6 @@ med() {
     [[ -n "$v" ]] && echo "$v"
   done | median
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "nan" || b == "nan" || b + 0 == 0) print "-"; else printf "%.2f", a / b}'; }
 ms() { awk -v u="$1" 'BEGIN {if (u == "nan") print "-"; else printf "%.2f", u / 1000}'; }
 pct() { awk -v c="$1" -v s="$2" 'BEGIN {if (c == "nan" || s == "nan" || c < 0 || s + 0 == 0) print "-"; else printf "%.0f%%", 100 * c / s}'; }
 per_cpu() { awk -v n="$1" -v s="$2" -v c="$3" 'BEGIN {if (n == "nan" || c == "nan" || c + 0 <= 0) print "-"; else printf "%.0f", n * s / c}'; }
