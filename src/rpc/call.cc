@@ -59,40 +59,53 @@ void Call::EnsureHead() {
 // that never fully drains under load keeps its size (no growth, no fresh pages) instead of
 // growing with everything it ever sent. The move is amortized: at most once per its own size.
 void Call::CompactOut() {
-  if (out_pos_ == out_.size()) {
-    out_.clear();
+  if (out_pos_ == out_len_) {
+    out_len_ = 0;
     out_pos_ = 0;
-  } else if (out_pos_ >= 64 * 1024 && out_pos_ >= out_.size() - out_pos_) {
-    out_.erase(0, out_pos_);
+  } else if (out_pos_ >= 64 * 1024 && out_pos_ >= out_len_ - out_pos_) {
+    std::memmove(out_.data(), out_.data() + out_pos_, out_len_ - out_pos_);
+    out_len_ -= out_pos_;
     out_pos_ = 0;
   }
+}
+
+char* Call::GrowOut(size_t n) {
+  // The string only ever grows: bytes past out_len_ are reused without being cleared again.
+  if (out_.size() < out_len_ + n) {
+    out_.resize(out_len_ + n);
+  }
+  char* at = out_.data() + out_len_;
+  out_len_ += n;
+  appended_bytes_ += n;
+  return at;
 }
 
 void Call::AppendOut(std::string_view frame) {
   CompactOut();
-  const size_t before = out_.size();
   if (options_.dialect == Dialect::kGrpcWebText) {
-    out_ += Base64Encode(frame);
-  } else {
-    out_.append(frame);
+    const std::string text = Base64Encode(frame);
+    std::memcpy(GrowOut(text.size()), text.data(), text.size());
+  } else if (!frame.empty()) {
+    std::memcpy(GrowOut(frame.size()), frame.data(), frame.size());
   }
-  appended_bytes_ += out_.size() - before;
 }
 
 char* Call::ReserveFrame(size_t size) {
+  char* message = PutFrameHeader(size);
+  if (streaming()) {
+    queued_ends_.push_back(appended_bytes_);
+  }
+  return message;
+}
+
+char* Call::PutFrameHeader(size_t size) {
   CompactOut();
-  const size_t before = out_.size();
-  out_.resize(before + kFrameHeaderBytes + size);
-  char* header = out_.data() + before;
+  char* header = GrowOut(kFrameHeaderBytes + size);
   header[0] = 0;
   header[1] = static_cast<char>((size >> 24) & 0xff);
   header[2] = static_cast<char>((size >> 16) & 0xff);
   header[3] = static_cast<char>((size >> 8) & 0xff);
   header[4] = static_cast<char>(size & 0xff);
-  appended_bytes_ += kFrameHeaderBytes + size;
-  if (streaming()) {
-    queued_ends_.push_back(appended_bytes_);
-  }
   return header + kFrameHeaderBytes;
 }
 
@@ -161,10 +174,10 @@ Status Call::WriteNow(std::string_view message) {
     AppendFrame(frame, message);
     AppendOut(frame);
   } else {
-    CompactOut();
-    const size_t before = out_.size();
-    AppendFrame(out_, message);
-    appended_bytes_ += out_.size() - before;
+    char* frame = PutFrameHeader(message.size());
+    if (!message.empty()) {
+      std::memcpy(frame, message.data(), message.size());
+    }
   }
   if (streaming()) {
     queued_ends_.push_back(appended_bytes_);
@@ -223,7 +236,7 @@ void Call::Abort(Status status) {
     // Keep through the end of the message the connection is in the middle of (or the next one).
     const uint64_t keep_through = queued_ends_.front();
     const uint64_t drop = appended_bytes_ - keep_through;
-    out_.resize(out_.size() - static_cast<size_t>(drop));
+    out_len_ -= static_cast<size_t>(drop);
     appended_bytes_ = keep_through;
     queued_ends_.erase(queued_ends_.begin() + 1, queued_ends_.end());
   }
@@ -342,8 +355,8 @@ size_t Call::PullBody(char* dst, size_t max) {
   while (!queued_ends_.empty() && queued_ends_.front() <= response_bytes_) {
     queued_ends_.pop_front();
   }
-  if (out_pos_ == out_.size()) {
-    out_.clear();
+  if (out_pos_ == out_len_) {
+    out_len_ = 0;
     out_pos_ = 0;
   }
   if (n > 0 && streaming() && !ended_) {

@@ -151,7 +151,7 @@ class Call final : public net::Exchange,
   bool streaming() const override { return options_.kind != CallKind::kUnary; }
   const net::ResponseHead* head() const override { return head_ready_ ? &head_ : nullptr; }
   size_t PullBody(char* dst, size_t max) override;
-  size_t pending_body() const override { return out_.size() - out_pos_; }
+  size_t pending_body() const override { return out_len_ - out_pos_; }
   bool body_complete() const override { return finished_; }
   const std::vector<net::Header>& trailers() const override { return trailers_; }
 
@@ -159,8 +159,12 @@ class Call final : public net::Exchange,
   void EnsureHead();
   void CompactOut();
   void AppendOut(std::string_view frame);
-  // Appends a frame header for a `size`-byte message and returns where its bytes go.
+  // Appends a frame header for a `size`-byte message and returns where its bytes go; ReserveFrame
+  // also counts it as a queued message.
   char* ReserveFrame(size_t size);
+  char* PutFrameHeader(size_t size);
+  // Extends the logical end of out_ by n bytes (uninitialized when reused) and returns them.
+  char* GrowOut(size_t n);
   void WakeHandler();
   boost::asio::awaitable<void> WaitHandler();
   void Complete(StatusCode outcome);
@@ -181,7 +185,8 @@ class Call final : public net::Exchange,
   // Response side.
   net::ResponseHead head_;
   bool head_ready_ = false;
-  std::string out_;
+  std::string out_;  // bytes [out_pos_, out_len_) wait for the connection; the rest is spare
+  size_t out_len_ = 0;
   size_t out_pos_ = 0;
   std::vector<net::Header> trailers_;
   uint64_t response_bytes_ = 0;

@@ -186,17 +186,15 @@ struct Callbacks {
   static int SendData(nghttp2_session*, nghttp2_frame* frame, const uint8_t* framehd, size_t length,
                       nghttp2_data_source*, void* user_data) {
     auto* c = Self(user_data);
-    if (c->out_.size() >= kWriteChunk) {
+    if (c->out_len_ >= kWriteChunk) {
       return NGHTTP2_ERR_WOULDBLOCK;  // called again once this write is out
     }
     auto* s = Find(c, frame->hd.stream_id);
     if (s == nullptr || !s->exchange || frame->data.padlen != 0) {
       return NGHTTP2_ERR_CALLBACK_FAILURE;
     }
-    c->out_.append(reinterpret_cast<const char*>(framehd), 9);
-    const size_t at = c->out_.size();
-    c->out_.resize(at + length);
-    if (s->exchange->PullBody(c->out_.data() + at, length) != length) {
+    std::memcpy(c->GrowOut(9), framehd, 9);
+    if (s->exchange->PullBody(c->GrowOut(length), length) != length) {
       return NGHTTP2_ERR_CALLBACK_FAILURE;
     }
     return 0;
@@ -205,10 +203,10 @@ struct Callbacks {
   // Every other frame: appended to the write buffer, up to one chunk per write.
   static ssize_t Send(nghttp2_session*, const uint8_t* data, size_t length, int, void* user_data) {
     auto* c = Self(user_data);
-    if (c->out_.size() >= kWriteChunk) {
+    if (c->out_len_ >= kWriteChunk) {
       return NGHTTP2_ERR_WOULDBLOCK;
     }
-    c->out_.append(reinterpret_cast<const char*>(data), length);
+    std::memcpy(c->GrowOut(length), data, length);
     return static_cast<ssize_t>(length);
   }
 };
@@ -244,6 +242,16 @@ void Connection::GracefulClose() {
                         nghttp2_session_get_last_proc_stream_id(session_), NGHTTP2_NO_ERROR,
                         nullptr, 0);
   Wake();
+}
+
+char* Connection::GrowOut(size_t n) {
+  // The buffer only grows: its bytes are reused from one write to the next without clearing.
+  if (out_.size() < out_len_ + n) {
+    out_.resize(out_len_ + n);
+  }
+  char* at = out_.data() + out_len_;
+  out_len_ += n;
+  return at;
 }
 
 void Connection::Wake() {
@@ -355,13 +363,13 @@ asio::awaitable<void> Connection::WriteLoop() {
   auto self = shared_from_this();
   while (true) {
     SubmitPendingResponses();
-    out_.clear();
+    out_len_ = 0;
     if (nghttp2_session_send(session_) != 0) {
       break;  // a fatal session error
     }
-    if (!out_.empty()) {
+    if (out_len_ != 0) {
       boost::system::error_code ec;
-      co_await stream_->WriteAll(asio::buffer(out_), ec);
+      co_await stream_->WriteAll(asio::buffer(out_.data(), out_len_), ec);
       if (ec) {
         break;
       }

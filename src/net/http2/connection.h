@@ -64,6 +64,9 @@ class Connection final : public ServerConnection, public std::enable_shared_from
   // The next socket write: frames nghttp2 serializes, and DATA payloads copied straight from the
   // exchanges (NGHTTP2_DATA_FLAG_NO_COPY), so response bytes are copied once before the kernel.
   std::string out_;
+  size_t out_len_ = 0;  // bytes of out_ in the next write
+
+  char* GrowOut(size_t n);
 };
 
 }  // namespace xb::net::http2
