@@ -104,3 +104,23 @@ median() { sort -g | awk '{v[NR]=$1} END {if (NR == 0) print "nan"; else print v
 kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "nan" || b == "nan" || b + 0 == 0) print "-"; else printf "%.2f", a / b}'; }
+
+# build_go_peer MAIN_GO DIR BIN PROTO...: builds a grpc-go peer in GOPATH mode (Debian's
+# golang-google-grpc-dev, no module proxy) from MAIN_GO and the Go code generated for PROTO...
+# (paths under $PROTO_DIR), working in DIR, into BIN. Non-zero when a step fails.
+build_go_peer() {
+  local main_go=$1 dir=$2 bin=$3 go_map="" f
+  shift 3
+  rm -rf "$dir/gopath"
+  mkdir -p "$dir/gopath/src/xbpeer/cmd"
+  for f in "$@"; do
+    go_map+=",M$f=xbpeer/pb/$(dirname "$f")"
+  done
+  go_map="${go_map#,}"
+  protoc -I "$PROTO_DIR" --go_out="$dir/gopath/src" --go_opt="$go_map" \
+    --go-grpc_out="$dir/gopath/src" --go-grpc_opt="$go_map" "$@" || return 1
+  cp "$main_go" "$dir/gopath/src/xbpeer/cmd/" || return 1
+  (cd "$dir/gopath/src/xbpeer/cmd" &&
+    GO111MODULE=off GOPATH="$dir/gopath:/usr/share/gocode" GOCACHE="$dir/cache" GOFLAGS="" \
+      go build -o "$bin" .)
+}

@@ -128,7 +128,7 @@ LOADGEN="$GEN_DIR/loadgen"
 
 PEER_BIN="$GEN_DIR/grpc_go_stream/server"
 build_peer() {
-  local go_dir="$GEN_DIR/grpc_go_stream" protos stamp go_map="" f
+  local go_dir="$GEN_DIR/grpc_go_stream" protos stamp
   mapfile -t protos < <(proto_closure xmtp/backend/v1/backend.proto)
   stamp="$(cat "$ROOT/bench/peers/grpc_go_stream/main.go" "${protos[@]/#/$PROTO_DIR/}" |
     sha256sum | cut -c1-16)"
@@ -136,18 +136,8 @@ build_peer() {
     return
   fi
   log "building the grpc-go streaming peer into $go_dir"
-  rm -rf "$go_dir/gopath"
-  mkdir -p "$go_dir/gopath/src/xbpeer/cmd"
-  for f in "${protos[@]}"; do
-    go_map+=",M$f=xbpeer/pb/$(dirname "$f")"
-  done
-  go_map="${go_map#,}"
-  protoc -I "$PROTO_DIR" --go_out="$go_dir/gopath/src" --go_opt="$go_map" \
-    --go-grpc_out="$go_dir/gopath/src" --go-grpc_opt="$go_map" "${protos[@]}"
-  cp "$ROOT/bench/peers/grpc_go_stream/main.go" "$go_dir/gopath/src/xbpeer/cmd/"
-  (cd "$go_dir/gopath/src/xbpeer/cmd" &&
-    GO111MODULE=off GOPATH="$go_dir/gopath:/usr/share/gocode" GOCACHE="$go_dir/cache" GOFLAGS="" \
-      go build -o "$PEER_BIN" .) || die "grpc-go streaming peer: build failed"
+  build_go_peer "$ROOT/bench/peers/grpc_go_stream/main.go" "$go_dir" "$PEER_BIN" "${protos[@]}" ||
+    die "grpc-go streaming peer: build failed"
   echo "$stamp" >"$go_dir/stamp"
 }
 [[ $peer -eq 1 ]] && build_peer

@@ -177,18 +177,8 @@ g++ -O2 -pthread "$CPP"/obj/*.o -o "$CPP/server" "${GRPCXX_LIBS[@]}" || die "gRP
 
 log "building the grpc-go peer"
 GO="$TMP/grpc_go"
-mkdir -p "$GO/gopath/src/xbpeer/cmd"
-go_map=""
-for f in "${PROTOS[@]}"; do
-  go_map+=",M$f=xbpeer/pb/$(dirname "$f")"
-done
-go_map="${go_map#,}"
-protoc -I "$PROTO_DIR" --go_out="$GO/gopath/src" --go_opt="$go_map" \
-  --go-grpc_out="$GO/gopath/src" --go-grpc_opt="$go_map" "${PROTOS[@]}"
-cp "$ROOT/bench/peers/grpc_go/main.go" "$GO/gopath/src/xbpeer/cmd/"
-(cd "$GO/gopath/src/xbpeer/cmd" &&
-  GO111MODULE=off GOPATH="$GO/gopath:/usr/share/gocode" GOCACHE="$GO/cache" GOFLAGS="" \
-    go build -o "$GO/server" .) || die "grpc-go peer: build failed"
+build_go_peer "$ROOT/bench/peers/grpc_go/main.go" "$GO" "$GO/server" "${PROTOS[@]}" ||
+  die "grpc-go peer: build failed"
 
 # Request bodies: both requests are empty messages, encoded by protoc from the real schema.
 printf '' | protoc -I "$PROTO_DIR" --encode=grpc.health.v1.HealthCheckRequest \
