@@ -96,14 +96,12 @@ bool Registry::TrySwitchLive(Registration& reg) {
   return reg.live;
 }
 
-void Registry::Drain(SessionState& session, std::vector<LiveItem>* live, bool* notice,
+void Registry::Drain(SessionState& session, std::vector<LiveItem>* live,
                      std::optional<Ending>* failure) {
   std::lock_guard lock(mu_);
   live->swap(session.inbox);
   session.inbox.clear();
   session.inbox_bytes = 0;
-  *notice = session.notice;
-  session.notice = false;
   *failure = session.failure;
 }
 
@@ -150,8 +148,7 @@ void Registry::Dispatch(const std::vector<RowPtr>& rows) {
             session->inbox.push_back(LiveItem{reg, row});
           }
         } else if (row->sequence_id > reg->needed) {
-          reg->needed = row->sequence_id;
-          session->notice = true;
+          reg->needed = row->sequence_id;  // the session's catch-up queue picks it up
         } else {
           continue;
         }

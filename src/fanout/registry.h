@@ -64,7 +64,6 @@ class SessionState {
   // Guarded by the registry mutex.
   std::vector<LiveItem> inbox;
   size_t inbox_bytes = 0;
-  bool notice = false;  // a catching-up registration's target was raised
   std::optional<Ending> failure;
   bool open = false;
   bool touched = false;  // dispatch bookkeeping
@@ -113,8 +112,7 @@ class Registry {
   bool TrySwitchLive(Registration& reg);
 
   // Takes what the tailer left for the session.
-  void Drain(SessionState& session, std::vector<LiveItem>* live, bool* notice,
-             std::optional<Ending>* failure);
+  void Drain(SessionState& session, std::vector<LiveItem>* live, std::optional<Ending>* failure);
 
   // Tailer: per row, whether any registration wants its topic now. A row nobody wants needs no
   // payload: a registration added later captures a head at or above it and fetches it (ARC-076).

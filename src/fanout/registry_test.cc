@@ -50,10 +50,8 @@ TEST_F(RegistryTest, CatchingUpGetsNoticesAndLiveGetsRows) {
   EXPECT_EQ(registry_.Needed(*a), 7);
 
   std::vector<LiveItem> live;
-  bool notice = false;
   std::optional<Ending> failure;
-  registry_.Drain(session_, &live, &notice, &failure);
-  EXPECT_TRUE(notice);
+  registry_.Drain(session_, &live, &failure);
   EXPECT_FALSE(failure);
   ASSERT_EQ(live.size(), 1u);
   EXPECT_EQ(live[0].registration, b);
@@ -63,17 +61,42 @@ TEST_F(RegistryTest, CatchingUpGetsNoticesAndLiveGetsRows) {
   a->floor = 7;
   EXPECT_TRUE(registry_.TrySwitchLive(*a));
   registry_.Dispatch({Row(10, "A")});
-  registry_.Drain(session_, &live, &notice, &failure);
+  registry_.Drain(session_, &live, &failure);
   ASSERT_EQ(live.size(), 1u);
   EXPECT_EQ(live[0].registration, a);
 
   registry_.Remove(session_, {a});
   registry_.Dispatch({Row(11, "A")});
-  registry_.Drain(session_, &live, &notice, &failure);
+  registry_.Drain(session_, &live, &failure);
   EXPECT_TRUE(live.empty());
   EXPECT_EQ(metrics_.stream().topics_registered.Value(), 1);
   registry_.Close(session_);
   EXPECT_EQ(metrics_.stream().topics_registered.Value(), 0);
+}
+
+// verifies: STORE.md 5.5 (a notice for a catching-up registration wakes its session; rows at or
+// below its target are not notices)
+TEST_F(RegistryTest, ANoticeAloneWakesTheSessionOnce) {
+  registry_.SetReady();
+  ASSERT_TRUE(registry_.Open(session_));
+  auto a = std::make_shared<Registration>("A", 0, &session_);
+  ASSERT_TRUE(registry_.Add(session_, {a}));
+  registry_.SetTargets({a}, {5});
+  registry_.Dispatch({Row(4, "A")});
+  EXPECT_EQ(wakes_, 0);
+  registry_.Dispatch({Row(6, "A"), Row(9, "A")});
+  EXPECT_EQ(wakes_, 1);
+  EXPECT_EQ(registry_.Needed(*a), 9);
+  registry_.Dispatch({Row(10, "A")});
+  EXPECT_EQ(wakes_, 1);  // coalesced until the session takes its wake-up
+  session_.WakeDelivered();
+  registry_.Dispatch({Row(11, "A")});
+  EXPECT_EQ(wakes_, 2);
+  std::vector<LiveItem> live;
+  std::optional<Ending> failure;
+  registry_.Drain(session_, &live, &failure);
+  EXPECT_TRUE(live.empty());  // notices carry no rows
+  registry_.Close(session_);
 }
 
 // verifies: OPS-006 (recovery ends every stream and refuses new ones)
@@ -89,9 +112,8 @@ TEST_F(RegistryTest, FailAllEndsSessionsAndRefusesNewOnes) {
   EXPECT_EQ(metrics_.tailer().ready.Value(), 0);
   EXPECT_EQ(metrics_.stream().topics_registered.Value(), 0);
   std::vector<LiveItem> live;
-  bool notice = false;
   std::optional<Ending> failure;
-  registry_.Drain(session_, &live, &notice, &failure);
+  registry_.Drain(session_, &live, &failure);
   ASSERT_TRUE(failure);
   EXPECT_EQ(failure->status.code(), StatusCode::kResourceExhausted);
   EXPECT_EQ(failure->reason, telemetry::StreamEndReason::kCapacity);
@@ -117,13 +139,12 @@ TEST(RegistryInboxTest, ASessionThatDoesNotTakeItsRowsFailsResourceExhausted) {
   ASSERT_TRUE(registry.TrySwitchLive(*a));
   registry.Dispatch({Row(1, "A"), Row(2, "A"), Row(3, "A")});  // "e1" "e2" "e3": 6 bytes
   std::vector<LiveItem> live;
-  bool notice = false;
   std::optional<Ending> failure;
-  registry.Drain(session, &live, &notice, &failure);
+  registry.Drain(session, &live, &failure);
   EXPECT_EQ(live.size(), 3u);
   EXPECT_FALSE(failure);
   registry.Dispatch({Row(4, "A"), Row(5, "A"), Row(6, "A"), Row(7, "A"), Row(8, "A"), Row(9, "A")});
-  registry.Drain(session, &live, &notice, &failure);
+  registry.Drain(session, &live, &failure);
   EXPECT_TRUE(live.empty());
   ASSERT_TRUE(failure);
   EXPECT_EQ(failure->status.code(), StatusCode::kResourceExhausted);

@@ -102,9 +102,8 @@ asio::awaitable<std::variant<std::vector<CatchupTargetOut>, Ending>> StreamSessi
   // ARC-076: registration precedes head capture, on the database the tailer reads.
   if (!deps_.registry->Add(*state_, added)) {
     std::vector<LiveItem> ignored;
-    bool notice = false;
     std::optional<Ending> failure;
-    deps_.registry->Drain(*state_, &ignored, &notice, &failure);
+    deps_.registry->Drain(*state_, &ignored, &failure);
     co_return failure.value_or(DatabaseFailure());
   }
   for (const auto& reg : added) {
@@ -244,9 +243,8 @@ bool StreamSession::ready_for_more() const {
 asio::awaitable<std::optional<Ending>> StreamSession::Pump() {
   state_->WakeDelivered();  // before draining: a later dispatch posts a new wake-up
   std::vector<LiveItem> live;
-  bool notice = false;
   std::optional<Ending> failure;
-  deps_.registry->Drain(*state_, &live, &notice, &failure);
+  deps_.registry->Drain(*state_, &live, &failure);
   if (failure) {
     co_return failure;
   }

@@ -43,13 +43,4 @@ Result<std::unique_ptr<Store>> OpenStore(const config::Config& config, OpenOptio
   return std::unique_ptr<Store>(std::move(store));
 }
 
-AdvanceOutcome AdvanceBoundary(Store& store) {
-  StoreResult<BoundaryAdvance> result = store.AdvanceBoundary();
-  if (std::holds_alternative<StoreError>(result)) {
-    return AdvanceOutcome::kError;
-  }
-  return std::get<BoundaryAdvance>(result).lock_timeout ? AdvanceOutcome::kLockTimeout
-                                                        : AdvanceOutcome::kOk;
-}
-
 }  // namespace xb::store

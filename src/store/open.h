@@ -24,11 +24,4 @@ struct OpenOptions {
 // Errors name the configuration key (database.url / database.replica_url), never a value.
 Result<std::unique_ptr<Store>> OpenStore(const config::Config& config, OpenOptions options);
 
-// One attempt of the closed allocation boundary task (STORE.md 4.1; on SQLite it reads the
-// persisted boundary and is always kOk, STORE.md 8), as the startup loop counts it in
-// xmtp_boundary_advances_total. Store::AdvanceBoundary gives the boundary value and the error.
-// kNotNeeded is kept for existing callers; no engine reports it.
-enum class AdvanceOutcome : uint8_t { kOk, kLockTimeout, kError, kNotNeeded };
-AdvanceOutcome AdvanceBoundary(Store& store);
-
 }  // namespace xb::store
