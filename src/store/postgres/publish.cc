@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "store/postgres/rows.h"
@@ -142,6 +145,11 @@ std::optional<StoreError> CheckRequest(const CommitPublishRequest& request) {
   return std::nullopt;
 }
 
+struct BatchFailure {
+  StoreError error;
+  bool retry_alone = true;
+};
+
 // One publish transaction on one leased connection.
 class PublishTransaction {
  public:
@@ -149,7 +157,13 @@ class PublishTransaction {
       : conn_(conn), statement_timeout_ms_(statement_timeout_ms), end_(end) {}
   ~PublishTransaction() { Rollback(); }
 
-  StoreResult<CommitPublishResult> Run(const CommitPublishRequest& request);
+  // Runs `requests` (at least one) as one transaction. Each request keeps its own outcome: its
+  // admission failure, identity staleness or duplicates never touch another's. A failure that is
+  // not one request's own (a database error, a timeout, an expiry overflow) fails the whole
+  // transaction: BatchFailure::retry_alone says whether the requests may still run on their own
+  // (nothing was committed) or must all report the error (the commit's outcome is unknown).
+  std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Run(
+      const std::vector<const CommitPublishRequest*>& requests);
 
  private:
   // Any failure: roll back (the transaction guard) and report.
@@ -233,31 +247,44 @@ void PublishTransaction::Rollback() {
   }
 }
 
-// implements: STORE.md 3.1 steps 5-13, API-220 (atomic), API-222 (idempotent under the locks)
-StoreResult<CommitPublishResult> PublishTransaction::Run(const CommitPublishRequest& request) {
-  const std::vector<PublishItem>& items = request.items;
-  const size_t n = items.size();
-
+// implements: STORE.md 3.1 steps 5-13, API-220 (atomic per request), API-222 (idempotent under the
+// locks)
+std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> PublishTransaction::Run(
+    const std::vector<const CommitPublishRequest*>& requests) {
+  // Every item of every request, flattened in request order then item order.
+  struct FlatItem {
+    size_t request;
+    size_t item;
+  };
+  std::vector<FlatItem> flat;
+  std::vector<size_t> first_flat(requests.size());  // flat index of each request's item 0
   std::vector<std::string_view> topics;
   std::vector<std::string_view> hashes;
   bool any_identity = false;
-  for (const PublishItem& item : items) {
-    topics.push_back(item.topic);
-    hashes.emplace_back(reinterpret_cast<const char*>(item.message_hash.data()),
-                        item.message_hash.size());
-    any_identity = any_identity || IsIdentityItem(item);
+  for (size_t r = 0; r < requests.size(); ++r) {
+    first_flat[r] = flat.size();
+    for (size_t i = 0; i < requests[r]->items.size(); ++i) {
+      const PublishItem& item = requests[r]->items[i];
+      flat.push_back(FlatItem{.request = r, .item = i});
+      topics.push_back(item.topic);
+      hashes.emplace_back(reinterpret_cast<const char*>(item.message_hash.data()),
+                          item.message_hash.size());
+      any_identity = any_identity || IsIdentityItem(item);
+    }
   }
+  const size_t n = flat.size();
+  auto batch_failure = [this](auto error) { return BatchFailure{.error = Fail(std::move(error))}; };
 
   // Step 5: begin, then lock in the one global order (ARC-031): identity, topics ascending by key.
   // The barrier comes last, immediately before the first nextval (step 9), so it is held only
   // across allocation, insert and commit.
   if (auto e = Begin()) {
-    return Fail(*e);
+    return batch_failure(*e);
   }
   if (any_identity) {
     auto r = Step("commit publish: identity lock", "SELECT pg_advisory_xact_lock(0, 1)", Params());
     if (auto* e = std::get_if<DbError>(&r)) {
-      return Fail(*e);
+      return batch_failure(*e);
     }
   }
   {
@@ -265,93 +292,138 @@ StoreResult<CommitPublishResult> PublishTransaction::Run(const CommitPublishRequ
     params.ByteaArray(topics);
     auto r = Step("commit publish: topic locks", kTopicLocks, params);
     if (auto* e = std::get_if<DbError>(&r)) {
-      return Fail(*e);
+      return batch_failure(*e);
     }
   }
 
   // Step 6: re-check duplicates. READ COMMITTED: this statement sees every publish that committed
   // while we waited for the locks, and the topic locks keep it true until we commit.
-  CommitPublishResult result;
-  result.metas.resize(n);
-  result.duplicate.assign(n, false);
+  std::vector<CommitPublishResult> results(requests.size());
+  std::vector<std::optional<StoreError>> request_error(requests.size());
+  for (size_t r = 0; r < requests.size(); ++r) {
+    results[r].metas.resize(requests[r]->items.size());
+    results[r].duplicate.assign(requests[r]->items.size(), false);
+  }
+  auto item_of = [&](size_t f) -> const PublishItem& {
+    return requests[flat[f].request]->items[flat[f].item];
+  };
+  auto meta_of = [&](size_t f) -> EnvelopeMeta& {
+    return results[flat[f].request].metas[flat[f].item];
+  };
+  auto is_duplicate = [&](size_t f) { return results[flat[f].request].duplicate[flat[f].item]; };
   {
     Params params;
     params.ByteaArray(topics).ByteaArray(hashes);
     auto r = Step("commit publish: duplicate check", kFindStored, params);
     if (auto* e = std::get_if<DbError>(&r)) {
-      return Fail(*e);
+      return batch_failure(*e);
     }
     const PgResult& rows = std::get<PgResult>(r);
     for (int row = 0; row < rows.rows(); ++row) {
-      size_t i = static_cast<size_t>(rows.Int8(row, 0) - 1);
-      EnvelopeMeta& meta = result.metas[i];
+      const size_t f = static_cast<size_t>(rows.Int8(row, 0) - 1);
+      EnvelopeMeta& meta = meta_of(f);
       meta.sequence_id = rows.Int8(row, 1);
       meta.server_ns = rows.Int8(row, 2);
       meta.expiry_ns = rows.IsNull(row, 3) ? 0 : rows.Int8(row, 3);
       meta.is_commit_or_proposal = rows.Bool(row, 4);
-      meta.topic = items[i].topic;
-      meta.message_hash = items[i].message_hash;
-      result.duplicate[i] = true;
+      meta.topic = item_of(f).topic;
+      meta.message_hash = item_of(f).message_hash;
+      results[flat[f].request].duplicate[flat[f].item] = true;
     }
   }
 
   // Step 7: identity head check, and the history length for the cap of step 8. The identity lock
   // makes both final: no other identity update can commit before we do.
   std::vector<size_t> identity_items;
-  for (size_t i = 0; i < n; ++i) {
-    if (!result.duplicate[i] && IsIdentityItem(items[i])) {
-      identity_items.push_back(i);
+  for (size_t f = 0; f < n; ++f) {
+    if (!is_duplicate(f) && IsIdentityItem(item_of(f))) {
+      identity_items.push_back(f);
     }
   }
   std::vector<int64_t> history_length(n, 0);
   if (!identity_items.empty()) {
     std::vector<std::string_view> identity_topics;
-    for (size_t i : identity_items) {
-      identity_topics.push_back(items[i].topic);
+    for (size_t f : identity_items) {
+      identity_topics.push_back(item_of(f).topic);
     }
     Params params;
     params.ByteaArray(identity_topics);
     auto r = Step("commit publish: identity heads", kIdentityHeads, params);
     if (auto* e = std::get_if<DbError>(&r)) {
-      return Fail(*e);
+      return batch_failure(*e);
     }
     const PgResult& rows = std::get<PgResult>(r);
     for (int row = 0; row < rows.rows(); ++row) {
-      size_t i = identity_items[static_cast<size_t>(rows.Int8(row, 0) - 1)];
-      int64_t head = rows.Int8(row, 1);
-      history_length[i] = rows.Int8(row, 2);
+      const size_t f = identity_items[static_cast<size_t>(rows.Int8(row, 0) - 1)];
+      const int64_t head = rows.Int8(row, 1);
+      history_length[f] = rows.Int8(row, 2);
       // implements: API-232 (one history or start over)
-      if (items[i].identity_validated_head && *items[i].identity_validated_head != head) {
-        return Fail(DbError::MakeStoreError(ErrorKind::kStaleHistory,
-                                            "identity history changed since validation"));
+      const auto& validated = item_of(f).identity_validated_head;
+      if (validated && *validated != head && !request_error[flat[f].request]) {
+        request_error[flat[f].request] = DbError::MakeStoreError(
+            ErrorKind::kStaleHistory, "identity history changed since validation");
       }
     }
   }
 
-  // Step 8: the lowest failing item that is still not a duplicate decides (API-223): its pending
-  // validation failure, or the identity cap (API-234). A duplicate at the cap still succeeds.
-  for (size_t i = 0; i < n; ++i) {
-    if (result.duplicate[i]) {
+  // Step 8, per request in queue order: the lowest failing item that is still not a duplicate
+  // decides (API-223): its pending validation failure, or the identity cap (API-234). A duplicate
+  // at the cap still succeeds. An item an earlier request of this transaction stores is a
+  // duplicate of it, exactly as if that request had committed first.
+  using Key = std::pair<std::string_view, std::string_view>;
+  std::map<Key, size_t> stored_here;  // (topic, hash) -> flat index
+  std::vector<size_t> copy_of(n, std::numeric_limits<size_t>::max());
+  std::vector<size_t> fresh;
+  for (size_t r = 0; r < requests.size(); ++r) {
+    if (request_error[r]) {
       continue;
     }
-    if (items[i].pending_failure) {
-      return Fail(Admission(i, *items[i].pending_failure));
+    const std::vector<PublishItem>& items = requests[r]->items;
+    for (size_t i = 0; i < items.size() && !request_error[r]; ++i) {
+      const size_t f = first_flat[r] + i;
+      if (is_duplicate(f) || stored_here.contains(Key{topics[f], hashes[f]})) {
+        continue;
+      }
+      if (items[i].pending_failure) {
+        request_error[r] = Admission(i, *items[i].pending_failure);
+      } else if (IsIdentityItem(items[i]) &&
+                 history_length[f] >= static_cast<int64_t>(requests[r]->max_identity_entries)) {
+        request_error[r] =
+            Admission(i, InvalidArgument("identity update rejected: too many entries"));
+      }
     }
-    if (IsIdentityItem(items[i]) &&
-        history_length[i] >= static_cast<int64_t>(request.max_identity_entries)) {
-      return Fail(Admission(i, InvalidArgument("identity update rejected: too many entries")));
+    if (request_error[r]) {
+      continue;
+    }
+    for (size_t i = 0; i < items.size(); ++i) {
+      const size_t f = first_flat[r] + i;
+      if (is_duplicate(f)) {
+        continue;
+      }
+      auto [it, inserted] = stored_here.emplace(Key{topics[f], hashes[f]}, f);
+      if (inserted) {
+        fresh.push_back(f);
+      } else {
+        copy_of[f] = it->second;
+      }
     }
   }
 
-  std::vector<size_t> fresh;
-  for (size_t i = 0; i < n; ++i) {
-    if (!result.duplicate[i]) {
-      fresh.push_back(i);
+  auto outcomes = [&] {
+    std::vector<StoreResult<CommitPublishResult>> out;
+    out.reserve(requests.size());
+    for (size_t r = 0; r < requests.size(); ++r) {
+      if (request_error[r]) {
+        out.emplace_back(std::move(*request_error[r]));
+      } else {
+        out.emplace_back(std::move(results[r]));
+      }
     }
-  }
+    return out;
+  };
   if (fresh.empty()) {
-    Rollback();  // nothing to store: every item was already stored
-    return result;
+    Rollback();  // nothing to store: every item was already stored or its request failed
+    return outcomes();
   }
 
   // Step 9: the allocation barrier, shared, then one id per new item in item order (ARC-030).
@@ -359,7 +431,7 @@ StoreResult<CommitPublishResult> PublishTransaction::Run(const CommitPublishRequ
     auto r = Step("commit publish: allocation barrier", "SELECT pg_advisory_xact_lock_shared(0, 2)",
                   Params());
     if (auto* e = std::get_if<DbError>(&r)) {
-      return Fail(*e);
+      return batch_failure(*e);
     }
   }
   std::vector<int64_t> ids;
@@ -369,11 +441,12 @@ StoreResult<CommitPublishResult> PublishTransaction::Run(const CommitPublishRequ
     params.Int8(static_cast<int64_t>(fresh.size()));
     auto r = Step("commit publish: allocate", kAllocate, params);
     if (auto* e = std::get_if<DbError>(&r)) {
-      return Fail(*e);
+      return batch_failure(*e);
     }
     const PgResult& rows = std::get<PgResult>(r);
     if (static_cast<size_t>(rows.rows()) != fresh.size()) {
-      return Fail(Invariant("commit publish: allocation returned the wrong number of ids"));
+      return batch_failure(
+          Invariant("commit publish: allocation returned the wrong number of ids"));
     }
     for (int row = 0; row < rows.rows(); ++row) {
       ids.push_back(rows.Int8(row, 0));
@@ -385,7 +458,6 @@ StoreResult<CommitPublishResult> PublishTransaction::Run(const CommitPublishRequ
 
   // Step 10: rows in item order. server_ns is the transaction start, the same for every row, never
   // clamped to an earlier row's time (ARC-035).
-  std::vector<int64_t> row_ids;
   std::vector<std::string_view> row_topics;
   std::vector<std::optional<int64_t>> expiries;
   std::vector<std::string_view> row_hashes;
@@ -394,21 +466,20 @@ StoreResult<CommitPublishResult> PublishTransaction::Run(const CommitPublishRequ
   std::vector<bool> push_flags;
   std::vector<std::optional<std::string_view>> hmacs;
   for (size_t k = 0; k < fresh.size(); ++k) {
-    size_t i = fresh[k];
-    const PublishItem& item = items[i];
+    const size_t f = fresh[k];
+    const PublishItem& item = item_of(f);
     std::optional<int64_t> expiry;
-    if (auto seconds = RetentionFor(item, request.retention)) {
+    if (auto seconds = RetentionFor(item, requests[flat[f].request]->retention)) {
       expiry = CheckedExpiry(server_ns, *seconds);
       if (!expiry) {
-        return Fail(DbError::MakeStoreError(
+        return batch_failure(DbError::MakeStoreError(
             ErrorKind::kOverflow,
             "commit publish: expiry does not fit a signed 64-bit nanosecond timestamp"));
       }
     }
-    row_ids.push_back(ids[k]);
     row_topics.push_back(item.topic);
     expiries.push_back(expiry);
-    row_hashes.push_back(hashes[i]);
+    row_hashes.push_back(hashes[f]);
     commit_flags.push_back(item.is_commit_or_proposal);
     payloads.push_back(item.payload);
     push_flags.push_back(item.push_eligible);
@@ -419,7 +490,7 @@ StoreResult<CommitPublishResult> PublishTransaction::Run(const CommitPublishRequ
       hmacs.emplace_back(std::nullopt);
     }
 
-    EnvelopeMeta& meta = result.metas[i];
+    EnvelopeMeta& meta = meta_of(f);
     meta.sequence_id = ids[k];
     meta.server_ns = server_ns;
     meta.message_hash = item.message_hash;
@@ -429,7 +500,7 @@ StoreResult<CommitPublishResult> PublishTransaction::Run(const CommitPublishRequ
   }
   {
     Params params;
-    params.Int8Array(row_ids)
+    params.Int8Array(ids)
         .ByteaArray(row_topics)
         .Int8(server_ns)
         .NullableInt8Array(expiries)
@@ -440,27 +511,27 @@ StoreResult<CommitPublishResult> PublishTransaction::Run(const CommitPublishRequ
         .NullableByteaArray(hmacs);
     auto r = Step("commit publish: insert", kInsert, params);
     if (auto* e = std::get_if<DbError>(&r)) {
-      return Fail(*e);  // 23505 included: never mapped to duplicate success (ARC-050)
+      return batch_failure(*e);  // 23505 included: never mapped to duplicate success (ARC-050)
     }
   }
 
   // Step 11: every inserted topic's watermark must advance (ARC-034).
   {
     Params params;
-    params.ByteaArray(row_topics).Int8Array(row_ids);
+    params.ByteaArray(row_topics).Int8Array(ids);
     auto r = Step("commit publish: watermarks", kAdvanceWatermarks, params);
     if (auto* e = std::get_if<DbError>(&r)) {
-      return Fail(*e);
+      return batch_failure(*e);
     }
     std::set<std::string_view> distinct(row_topics.begin(), row_topics.end());
     if (static_cast<size_t>(std::get<PgResult>(r).rows()) != distinct.size()) {
-      return Fail(Invariant("commit publish: a topic watermark did not advance"));
+      return batch_failure(Invariant("commit publish: a topic watermark did not advance"));
     }
   }
 
   // Step 12: project identity changes with the update's own id (STORE.md 2.2).
   for (size_t k = 0; k < fresh.size(); ++k) {
-    const PublishItem& item = items[fresh[k]];
+    const PublishItem& item = item_of(fresh[k]);
     std::string_view inbox = std::string_view(item.topic).substr(1);
     for (const IdentifierChange& change : item.identity_changes) {
       Params params;
@@ -468,27 +539,79 @@ StoreResult<CommitPublishResult> PublishTransaction::Run(const CommitPublishRequ
       auto r = Step("commit publish: identifier projection", change.added ? kAssociate : kRevoke,
                     params);
       if (auto* e = std::get_if<DbError>(&r)) {
-        return Fail(*e);
+        return batch_failure(*e);
       }
     }
   }
 
-  // Step 13: commit once. A failure here leaves the outcome unknown (ARC-053).
+  // Step 13: commit once. A failure here leaves the outcome unknown (ARC-053): no request may run
+  // again on its own.
   {
     int64_t remaining = RemainingMs();
     if (remaining < 1) {
-      return Fail(DeadlineExceeded("commit publish"));
+      return batch_failure(DeadlineExceeded("commit publish"));
     }
     auto r = conn_.ExecScript("commit publish: commit", "COMMIT", end_ + kServerFirst);
     if (auto* e = std::get_if<DbError>(&r)) {
-      return Fail(*e);
+      return BatchFailure{.error = Fail(*e), .retry_alone = false};
     }
     open_ = false;
     if (std::get<PgResult>(r).CommandTag() != "COMMIT") {
-      return Fail(Invariant("commit publish: the transaction did not commit"));
+      return BatchFailure{
+          .error = Fail(Invariant("commit publish: the transaction did not commit")),
+          .retry_alone = false};
     }
   }
-  return result;
+  for (size_t f = 0; f < n; ++f) {
+    if (copy_of[f] != std::numeric_limits<size_t>::max()) {
+      meta_of(f) = meta_of(copy_of[f]);
+      results[flat[f].request].duplicate[flat[f].item] = true;
+    }
+  }
+  return outcomes();
+}
+
+// The end of one request's lifetime: the earlier of its deadline (unless unset) and
+// max_publish_duration_ms from now.
+Clock::time_point EndOf(const CommitPublishRequest& request, const PublishBounds& bounds) {
+  Clock::time_point end = Clock::now() + std::chrono::milliseconds(bounds.max_publish_duration_ms);
+  if (request.deadline != Clock::time_point{} && request.deadline < end) {
+    end = request.deadline;
+  }
+  return end;
+}
+
+// Runs `requests` in one transaction ending at `end`. On a failure that is not one request's own,
+// runs each request again alone (when nothing was committed), so one request's deadline or a
+// transient error on a shared transaction costs no other request more than a retry.
+std::vector<StoreResult<CommitPublishResult>> RunTransaction(
+    ConnectionPool& primary, const PublishBounds& bounds,
+    const std::vector<const CommitPublishRequest*>& requests, Clock::time_point end) {
+  std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> outcome;
+  {
+    auto lease = primary.Acquire(end);
+    if (auto* e = std::get_if<DbError>(&lease)) {
+      outcome = BatchFailure{.error = e->ToStoreError(), .retry_alone = requests.size() > 1};
+    } else {
+      PublishTransaction transaction(*std::get<ConnectionPool::Lease>(lease),
+                                     bounds.statement_timeout_ms, end);
+      outcome = transaction.Run(requests);
+    }
+  }
+  if (auto* results = std::get_if<std::vector<StoreResult<CommitPublishResult>>>(&outcome)) {
+    return std::move(*results);
+  }
+  BatchFailure& failure = std::get<BatchFailure>(outcome);
+  std::vector<StoreResult<CommitPublishResult>> results;
+  for (const CommitPublishRequest* request : requests) {
+    if (requests.size() == 1 || !failure.retry_alone) {
+      results.emplace_back(failure.error);
+    } else {
+      results.push_back(
+          std::move(RunTransaction(primary, bounds, {request}, EndOf(*request, bounds)).front()));
+    }
+  }
+  return results;
 }
 
 }  // namespace
@@ -502,17 +625,90 @@ StoreResult<CommitPublishResult> CommitPublishOn(ConnectionPool& primary,
   if (auto error = CheckRequest(request)) {
     return *error;
   }
-  Clock::time_point end = Clock::now() + std::chrono::milliseconds(bounds.max_publish_duration_ms);
-  if (request.deadline != Clock::time_point{} && request.deadline < end) {
-    end = request.deadline;
+  return std::move(RunTransaction(primary, bounds, {&request}, EndOf(request, bounds)).front());
+}
+
+std::vector<StoreResult<CommitPublishResult>> CommitPublishBatchOn(
+    ConnectionPool& primary, const PublishBounds& bounds,
+    const std::vector<const CommitPublishRequest*>& requests) {
+  Clock::time_point end = Clock::time_point::max();
+  for (const CommitPublishRequest* request : requests) {
+    end = std::min(end, EndOf(*request, bounds));
   }
-  auto lease = primary.Acquire(end);
-  if (auto* e = std::get_if<DbError>(&lease)) {
-    return e->ToStoreError();
+  return RunTransaction(primary, bounds, requests, end);
+}
+
+PublishCombiner::PublishCombiner(ConnectionPool& primary, PublishBounds bounds,
+                                 CombinerLimits limits)
+    : primary_(primary), bounds_(bounds), limits_(limits) {}
+
+StoreResult<CommitPublishResult> PublishCombiner::Commit(const CommitPublishRequest& request) {
+  if (request.items.empty()) {
+    return CommitPublishResult{};
   }
-  PublishTransaction transaction(*std::get<ConnectionPool::Lease>(lease),
-                                 bounds.statement_timeout_ms, end);
-  return transaction.Run(request);
+  if (auto error = CheckRequest(request)) {
+    return *error;
+  }
+  // An identity update runs alone: it takes the identity lock, which would make every group
+  // message sharing its transaction wait for every other identity update.
+  if (std::any_of(request.items.begin(), request.items.end(), IsIdentityItem)) {
+    return std::move(
+        RunTransaction(primary_, bounds_, {&request}, EndOf(request, bounds_)).front());
+  }
+
+  Waiter self{.request = &request, .end = EndOf(request, bounds_), .result = std::nullopt};
+  std::unique_lock lock(mu_);
+  queue_.push_back(&self);
+  while (!self.done) {
+    if (leaders_ >= limits_.max_transactions || queue_.empty()) {
+      // Bounded: whoever took this request runs it within its lifetime (every statement and the
+      // pool wait are bounded by it) and then marks it done.
+      done_.wait(lock);
+      continue;
+    }
+    // Lead: take the oldest waiting requests (this one or others) into one transaction.
+    std::vector<Waiter*> batch;
+    size_t items = 0;
+    uint64_t bytes = 0;
+    while (!queue_.empty()) {
+      const CommitPublishRequest& next = *queue_.front()->request;
+      uint64_t next_bytes = 0;
+      for (const PublishItem& item : next.items) {
+        next_bytes += item.payload.size();
+      }
+      if (!batch.empty() &&
+          (batch.size() >= limits_.max_requests || items + next.items.size() > limits_.max_items ||
+           bytes + next_bytes > limits_.max_payload_bytes)) {
+        break;
+      }
+      items += next.items.size();
+      bytes += next_bytes;
+      batch.push_back(queue_.front());
+      queue_.pop_front();
+    }
+    ++leaders_;
+    lock.unlock();
+
+    std::vector<const CommitPublishRequest*> requests;
+    Clock::time_point end = Clock::time_point::max();
+    for (Waiter* waiter : batch) {
+      requests.push_back(waiter->request);
+      end = std::min(end, waiter->end);
+    }
+    // The lifetimes were fixed when each request arrived, not when the batch formed.
+    auto results = RunTransaction(primary_, bounds_, requests, end);
+    for (size_t k = 0; k < batch.size(); ++k) {
+      batch[k]->result = std::move(results[k]);
+    }
+
+    lock.lock();
+    --leaders_;
+    for (Waiter* waiter : batch) {
+      waiter->done = true;
+    }
+    done_.notify_all();
+  }
+  return std::move(*self.result);
 }
 
 }  // namespace xb::store::postgres
