@@ -656,14 +656,18 @@ StoreResult<CommitPublishResult> PublishCombiner::Commit(const CommitPublishRequ
         RunTransaction(primary_, bounds_, {&request}, EndOf(request, bounds_)).front());
   }
 
-  Waiter self{.request = &request, .end = EndOf(request, bounds_), .result = std::nullopt};
+  Waiter self;
+  self.request = &request;
+  self.end = EndOf(request, bounds_);
   std::unique_lock lock(mu_);
   queue_.push_back(&self);
   while (!self.done) {
     if (leaders_ >= limits_.max_transactions || queue_.empty()) {
       // Bounded: whoever took this request runs it within its lifetime (every statement and the
-      // pool wait are bounded by it) and then marks it done.
-      done_.wait(lock);
+      // pool wait are bounded by it) and then marks it done. Each waiter has its own condition
+      // variable, so a finished transaction wakes its own requests and at most one next leader,
+      // not every waiting thread.
+      self.wake.wait(lock);
       continue;
     }
     // Lead: take the oldest waiting requests (this one or others) into one transaction.
@@ -705,8 +709,14 @@ StoreResult<CommitPublishResult> PublishCombiner::Commit(const CommitPublishRequ
     --leaders_;
     for (Waiter* waiter : batch) {
       waiter->done = true;
+      if (waiter != &self) {
+        waiter->wake.notify_one();
+      }
     }
-    done_.notify_all();
+    // Hand the lead to the oldest request still queued (it may be this caller's own).
+    if (!queue_.empty() && queue_.front() != &self) {
+      queue_.front()->wake.notify_one();
+    }
   }
   return std::move(*self.result);
 }

@@ -62,10 +62,11 @@ class PublishCombiner {
 
  private:
   struct Waiter {
-    const CommitPublishRequest* request;
+    const CommitPublishRequest* request = nullptr;
     Clock::time_point end;
     std::optional<StoreResult<CommitPublishResult>> result;  // written by the leader before done
     bool done = false;                                       // guarded by mu_
+    std::condition_variable wake;  // done, or the lead may be free; waited on with mu_
   };
 
   // Const after construction.
@@ -74,7 +75,6 @@ class PublishCombiner {
   const CombinerLimits limits_;
 
   std::mutex mu_;
-  std::condition_variable done_;
   std::deque<Waiter*> queue_;  // guarded by mu_; requests no leader has taken yet
   size_t leaders_ = 0;         // guarded by mu_
 };
