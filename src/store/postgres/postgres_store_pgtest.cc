@@ -367,6 +367,39 @@ TEST_F(PostgresStoreTest, ManyPublishersOnOverlappingTopicsNeverDeadlock) {
   EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes"), static_cast<int64_t>(total));
 }
 
+// The publish transaction's round trips: a pipeline whose middle statement fails reports that
+// statement, runs none after it, and leaves the connection usable.
+TEST_F(PostgresStoreTest, PipelineReportsTheFailingStatementAndRunsNoneAfterIt) {
+  Sql("CREATE TABLE pipeline_probe (n int8 PRIMARY KEY)");
+  Params one;
+  one.Int8(1);
+  Params two;
+  two.Int8(2);
+  const char* insert = "INSERT INTO pipeline_probe VALUES ($1::int8)";
+  size_t failed_at = 99;
+  auto ok = admin_->ExecPipeline("probe", {{.sql = insert, .params = &one}},
+                                 Clock::now() + seconds(10), &failed_at);
+  ASSERT_TRUE(std::holds_alternative<std::vector<PgResult>>(ok));
+  EXPECT_EQ(failed_at, 1u);
+
+  auto failed = admin_->ExecPipeline("probe",
+                                     {{.sql = "BEGIN", .params = nullptr},
+                                      {.sql = insert, .params = &two},
+                                      {.sql = insert, .params = &one},  // duplicate key
+                                      {.sql = "SELECT 1/0", .params = nullptr},
+                                      {.sql = "COMMIT", .params = nullptr}},
+                                     Clock::now() + seconds(10), &failed_at);
+  ASSERT_TRUE(std::holds_alternative<DbError>(failed));
+  EXPECT_EQ(std::get<DbError>(failed).sqlstate, "23505");
+  EXPECT_EQ(failed_at, 2u);
+  // The transaction is open and failed: the statements after the error did not run.
+  EXPECT_EQ(admin_->transaction_status(), PQTRANS_INERROR);
+  auto rolled_back = admin_->ExecScript("probe", "ROLLBACK", Clock::now() + seconds(10));
+  ASSERT_TRUE(std::holds_alternative<PgResult>(rolled_back));
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM pipeline_probe"), 1);
+  EXPECT_TRUE(admin_->usable());
+}
+
 // One combined transaction (PublishCombiner's unit of work): every request keeps its own
 // outcome. A request failing admission stores nothing and does not fail the others; an item an
 // earlier request of the same transaction stores is a duplicate for the later one; an item stored

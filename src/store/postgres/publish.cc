@@ -1,6 +1,7 @@
 #include "store/postgres/publish.h"
 
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <map>
 #include <set>
@@ -80,6 +81,16 @@ UPDATE identifier_association SET revocation_sequence_id = $4::int8
 WHERE identifier = $1::text AND identifier_kind = $2::int4::smallint AND inbox_id = $3::bytea
   AND association_sequence_id < $4::int8
   AND (revocation_sequence_id IS NULL OR revocation_sequence_id < $4::int8))sql";
+
+constexpr const char* kBegin = "BEGIN ISOLATION LEVEL READ COMMITTED";
+constexpr const char* kSetLimits =
+    "SELECT set_config('idle_in_transaction_session_timeout', $1::text, true), "
+    "set_config('statement_timeout', $2::text, true)";
+constexpr const char* kSetStatementTimeout =
+    "SELECT set_config('statement_timeout', $1::text, true)";
+constexpr const char* kIdentityLock = "SELECT pg_advisory_xact_lock(0, 1)";
+constexpr const char* kAllocationBarrier = "SELECT pg_advisory_xact_lock_shared(0, 2)";
+constexpr const char* kCommit = "COMMIT";
 
 bool IsIdentityItem(const PublishItem& item) {
   return item.identity_validated_head.has_value() ||
@@ -176,11 +187,15 @@ class PublishTransaction {
     return error;
   }
 
-  std::optional<DbError> Begin();
-  // One statement under the lifetime bound: the local statement_timeout is lowered to the
-  // remaining lifetime when that is the smaller (STORE.md 3.3), and the client cancels shortly
-  // after the lifetime if the server has not answered.
-  DbResult<PgResult> Step(std::string_view what, const char* sql, const Params& params);
+  // One round trip of statements (a libpq pipeline) under the lifetime bound. The first round
+  // begins the transaction and sets its local idle_in_transaction_session_timeout and
+  // statement_timeout to the remaining lifetime when that is the smaller (STORE.md 3.3); a later
+  // round lowers statement_timeout again first when the lifetime has shrunk below it. The client
+  // gives up shortly after the lifetime if the server has not answered. Returns the results of
+  // `statements` only; `*failed_at` as Connection::ExecPipeline, relative to `statements`.
+  DbResult<std::vector<PgResult>> Round(std::string_view what,
+                                        std::vector<Connection::Statement> statements,
+                                        size_t* failed_at);
   void Rollback();
 
   int64_t RemainingMs() const {
@@ -194,42 +209,38 @@ class PublishTransaction {
   bool open_ = false;
 };
 
-std::optional<DbError> PublishTransaction::Begin() {
-  int64_t remaining = RemainingMs();
-  if (remaining < 1) {
-    return DeadlineExceeded("commit publish");
-  }
-  // implements: STORE.md 3.3 (the lifetime holds inside PostgreSQL on version 15: the local
-  // idle_in_transaction_session_timeout ends a transaction its client abandoned)
-  local_statement_timeout_ms_ = std::min<int64_t>(statement_timeout_ms_, remaining);
-  std::string begin =
-      "BEGIN ISOLATION LEVEL READ COMMITTED; " +
-      ("SET LOCAL idle_in_transaction_session_timeout = " + std::to_string(remaining)) +
-      "; SET LOCAL statement_timeout = " + std::to_string(local_statement_timeout_ms_);
-  open_ = true;
-  auto r = conn_.ExecScript("commit publish: begin", begin, end_ + kServerFirst);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return std::move(*e);
-  }
-  return std::nullopt;
-}
-
-DbResult<PgResult> PublishTransaction::Step(std::string_view what, const char* sql,
-                                            const Params& params) {
-  int64_t remaining = RemainingMs();
+DbResult<std::vector<PgResult>> PublishTransaction::Round(
+    std::string_view what, std::vector<Connection::Statement> statements, size_t* failed_at) {
+  *failed_at = 0;
+  const int64_t remaining = RemainingMs();
   if (remaining < 1) {
     return DeadlineExceeded(what);
   }
-  int64_t wanted = std::min<int64_t>(statement_timeout_ms_, remaining);
-  if (wanted != local_statement_timeout_ms_) {
-    auto set = conn_.ExecScript(what, "SET LOCAL statement_timeout = " + std::to_string(wanted),
-                                end_ + kServerFirst);
-    if (auto* e = std::get_if<DbError>(&set)) {
-      return std::move(*e);
-    }
-    local_statement_timeout_ms_ = wanted;
+  const int64_t wanted = std::min<int64_t>(statement_timeout_ms_, remaining);
+  std::vector<Connection::Statement> all;
+  Params limits;
+  if (!open_) {
+    // implements: STORE.md 3.3 (the lifetime holds inside PostgreSQL on version 15: the local
+    // idle_in_transaction_session_timeout ends a transaction its client abandoned)
+    limits.Text(std::to_string(remaining)).Text(std::to_string(wanted));
+    all.push_back({.sql = kBegin, .params = nullptr});
+    all.push_back({.sql = kSetLimits, .params = &limits});
+    open_ = true;
+  } else if (wanted != local_statement_timeout_ms_) {
+    limits.Text(std::to_string(wanted));
+    all.push_back({.sql = kSetStatementTimeout, .params = &limits});
   }
-  return conn_.Exec(what, sql, params, end_ + kServerFirst);
+  local_statement_timeout_ms_ = wanted;
+  const size_t prefix = all.size();
+  all.insert(all.end(), statements.begin(), statements.end());
+  auto r = conn_.ExecPipeline(what, all, end_ + kServerFirst, failed_at);
+  *failed_at = *failed_at < prefix ? 0 : *failed_at - prefix;
+  if (auto* e = std::get_if<DbError>(&r)) {
+    return std::move(*e);
+  }
+  auto& results = std::get<std::vector<PgResult>>(r);
+  results.erase(results.begin(), results.begin() + static_cast<std::ptrdiff_t>(prefix));
+  return std::move(results);
 }
 
 void PublishTransaction::Rollback() {
@@ -275,29 +286,12 @@ std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Publis
   const size_t n = flat.size();
   auto batch_failure = [this](auto error) { return BatchFailure{.error = Fail(std::move(error))}; };
 
-  // Step 5: begin, then lock in the one global order (ARC-031): identity, topics ascending by key.
-  // The barrier comes last, immediately before the first nextval (step 9), so it is held only
-  // across allocation, insert and commit.
-  if (auto e = Begin()) {
-    return batch_failure(*e);
-  }
-  if (any_identity) {
-    auto r = Step("commit publish: identity lock", "SELECT pg_advisory_xact_lock(0, 1)", Params());
-    if (auto* e = std::get_if<DbError>(&r)) {
-      return batch_failure(*e);
-    }
-  }
-  {
-    Params params;
-    params.ByteaArray(topics);
-    auto r = Step("commit publish: topic locks", kTopicLocks, params);
-    if (auto* e = std::get_if<DbError>(&r)) {
-      return batch_failure(*e);
-    }
-  }
-
-  // Step 6: re-check duplicates. READ COMMITTED: this statement sees every publish that committed
-  // while we waited for the locks, and the topic locks keep it true until we commit.
+  // Steps 5-7 in one round trip: begin, lock in the one global order (ARC-031: identity, topics
+  // ascending by key), re-check duplicates, and read the identity heads. READ COMMITTED: the
+  // duplicate check sees every publish that committed while we waited for the locks, and the
+  // topic locks keep it true until we commit; the identity lock makes the heads final. The
+  // barrier comes later, immediately before the first nextval (step 9), so it is held only across
+  // allocation, insert and commit.
   std::vector<CommitPublishResult> results(requests.size());
   std::vector<std::optional<StoreError>> request_error(requests.size());
   for (size_t r = 0; r < requests.size(); ++r) {
@@ -311,14 +305,40 @@ std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Publis
     return results[flat[f].request].metas[flat[f].item];
   };
   auto is_duplicate = [&](size_t f) { return results[flat[f].request].duplicate[flat[f].item]; };
+  std::vector<size_t> identity_items;
+  std::vector<std::string_view> identity_topics;
+  for (size_t f = 0; f < n; ++f) {
+    if (IsIdentityItem(item_of(f))) {
+      identity_items.push_back(f);
+      identity_topics.push_back(item_of(f).topic);
+    }
+  }
+  std::vector<int64_t> history_length(n, 0);
   {
-    Params params;
-    params.ByteaArray(topics).ByteaArray(hashes);
-    auto r = Step("commit publish: duplicate check", kFindStored, params);
+    Params lock_params;
+    lock_params.ByteaArray(topics);
+    Params duplicate_params;
+    duplicate_params.ByteaArray(topics).ByteaArray(hashes);
+    Params head_params;
+    head_params.ByteaArray(identity_topics);
+    std::vector<Connection::Statement> round;
+    if (any_identity) {
+      round.push_back({.sql = kIdentityLock, .params = nullptr});
+    }
+    round.push_back({.sql = kTopicLocks, .params = &lock_params});
+    const size_t duplicates_at = round.size();
+    round.push_back({.sql = kFindStored, .params = &duplicate_params});
+    const size_t heads_at = round.size();
+    if (!identity_items.empty()) {
+      round.push_back({.sql = kIdentityHeads, .params = &head_params});
+    }
+    size_t failed_at = 0;
+    auto r = Round("commit publish: locks and duplicate check", std::move(round), &failed_at);
     if (auto* e = std::get_if<DbError>(&r)) {
       return batch_failure(*e);
     }
-    const PgResult& rows = std::get<PgResult>(r);
+    const std::vector<PgResult>& out = std::get<std::vector<PgResult>>(r);
+    const PgResult& rows = out[duplicates_at];
     for (int row = 0; row < rows.rows(); ++row) {
       const size_t f = static_cast<size_t>(rows.Int8(row, 0) - 1);
       EnvelopeMeta& meta = meta_of(f);
@@ -330,38 +350,21 @@ std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Publis
       meta.message_hash = item_of(f).message_hash;
       results[flat[f].request].duplicate[flat[f].item] = true;
     }
-  }
-
-  // Step 7: identity head check, and the history length for the cap of step 8. The identity lock
-  // makes both final: no other identity update can commit before we do.
-  std::vector<size_t> identity_items;
-  for (size_t f = 0; f < n; ++f) {
-    if (!is_duplicate(f) && IsIdentityItem(item_of(f))) {
-      identity_items.push_back(f);
-    }
-  }
-  std::vector<int64_t> history_length(n, 0);
-  if (!identity_items.empty()) {
-    std::vector<std::string_view> identity_topics;
-    for (size_t f : identity_items) {
-      identity_topics.push_back(item_of(f).topic);
-    }
-    Params params;
-    params.ByteaArray(identity_topics);
-    auto r = Step("commit publish: identity heads", kIdentityHeads, params);
-    if (auto* e = std::get_if<DbError>(&r)) {
-      return batch_failure(*e);
-    }
-    const PgResult& rows = std::get<PgResult>(r);
-    for (int row = 0; row < rows.rows(); ++row) {
-      const size_t f = identity_items[static_cast<size_t>(rows.Int8(row, 0) - 1)];
-      const int64_t head = rows.Int8(row, 1);
-      history_length[f] = rows.Int8(row, 2);
-      // implements: API-232 (one history or start over)
-      const auto& validated = item_of(f).identity_validated_head;
-      if (validated && *validated != head && !request_error[flat[f].request]) {
-        request_error[flat[f].request] = DbError::MakeStoreError(
-            ErrorKind::kStaleHistory, "identity history changed since validation");
+    if (!identity_items.empty()) {
+      const PgResult& heads = out[heads_at];
+      for (int row = 0; row < heads.rows(); ++row) {
+        const size_t f = identity_items[static_cast<size_t>(heads.Int8(row, 0) - 1)];
+        if (is_duplicate(f)) {
+          continue;  // a stored duplicate succeeds whatever the head (API-222)
+        }
+        const int64_t head = heads.Int8(row, 1);
+        history_length[f] = heads.Int8(row, 2);
+        // implements: API-232 (one history or start over)
+        const auto& validated = item_of(f).identity_validated_head;
+        if (validated && *validated != head && !request_error[flat[f].request]) {
+          request_error[flat[f].request] = DbError::MakeStoreError(
+              ErrorKind::kStaleHistory, "identity history changed since validation");
+        }
       }
     }
   }
@@ -426,24 +429,22 @@ std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Publis
     return outcomes();
   }
 
-  // Step 9: the allocation barrier, shared, then one id per new item in item order (ARC-030).
-  {
-    auto r = Step("commit publish: allocation barrier", "SELECT pg_advisory_xact_lock_shared(0, 2)",
-                  Params());
-    if (auto* e = std::get_if<DbError>(&r)) {
-      return batch_failure(*e);
-    }
-  }
+  // Step 9 in one round trip: the allocation barrier, shared, then one id per new item in item
+  // order (ARC-030).
   std::vector<int64_t> ids;
   int64_t server_ns = 0;
   {
     Params params;
     params.Int8(static_cast<int64_t>(fresh.size()));
-    auto r = Step("commit publish: allocate", kAllocate, params);
+    size_t failed_at = 0;
+    auto r = Round(
+        "commit publish: allocate",
+        {{.sql = kAllocationBarrier, .params = nullptr}, {.sql = kAllocate, .params = &params}},
+        &failed_at);
     if (auto* e = std::get_if<DbError>(&r)) {
       return batch_failure(*e);
     }
-    const PgResult& rows = std::get<PgResult>(r);
+    const PgResult& rows = std::get<std::vector<PgResult>>(r)[1];
     if (static_cast<size_t>(rows.rows()) != fresh.size()) {
       return batch_failure(
           Invariant("commit publish: allocation returned the wrong number of ids"));
@@ -498,9 +499,11 @@ std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Publis
     meta.expiry_ns = expiry.value_or(0);
     meta.is_commit_or_proposal = item.is_commit_or_proposal;
   }
+  // Steps 10-12 in one round trip: the rows, every inserted topic's watermark (ARC-034), and the
+  // identity projection with each update's own id (STORE.md 2.2).
   {
-    Params params;
-    params.Int8Array(ids)
+    Params insert_params;
+    insert_params.Int8Array(ids)
         .ByteaArray(row_topics)
         .Int8(server_ns)
         .NullableInt8Array(expiries)
@@ -509,54 +512,44 @@ std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Publis
         .ByteaArray(payloads)
         .BoolArray(push_flags)
         .NullableByteaArray(hmacs);
-    auto r = Step("commit publish: insert", kInsert, params);
+    Params watermark_params;
+    watermark_params.ByteaArray(row_topics).Int8Array(ids);
+    std::deque<Params> projection_params;
+    std::vector<Connection::Statement> round = {
+        {.sql = kInsert, .params = &insert_params},
+        {.sql = kAdvanceWatermarks, .params = &watermark_params}};
+    for (size_t k = 0; k < fresh.size(); ++k) {
+      const PublishItem& item = item_of(fresh[k]);
+      std::string_view inbox = std::string_view(item.topic).substr(1);
+      for (const IdentifierChange& change : item.identity_changes) {
+        Params& params = projection_params.emplace_back();
+        params.Text(change.identifier).Int4(change.identifier_kind).Bytea(inbox).Int8(ids[k]);
+        round.push_back({.sql = change.added ? kAssociate : kRevoke, .params = &params});
+      }
+    }
+    size_t failed_at = 0;
+    auto r = Round("commit publish: insert", std::move(round), &failed_at);
     if (auto* e = std::get_if<DbError>(&r)) {
       return batch_failure(*e);  // 23505 included: never mapped to duplicate success (ARC-050)
     }
-  }
-
-  // Step 11: every inserted topic's watermark must advance (ARC-034).
-  {
-    Params params;
-    params.ByteaArray(row_topics).Int8Array(ids);
-    auto r = Step("commit publish: watermarks", kAdvanceWatermarks, params);
-    if (auto* e = std::get_if<DbError>(&r)) {
-      return batch_failure(*e);
-    }
     std::set<std::string_view> distinct(row_topics.begin(), row_topics.end());
-    if (static_cast<size_t>(std::get<PgResult>(r).rows()) != distinct.size()) {
+    if (static_cast<size_t>(std::get<std::vector<PgResult>>(r)[1].rows()) != distinct.size()) {
       return batch_failure(Invariant("commit publish: a topic watermark did not advance"));
-    }
-  }
-
-  // Step 12: project identity changes with the update's own id (STORE.md 2.2).
-  for (size_t k = 0; k < fresh.size(); ++k) {
-    const PublishItem& item = item_of(fresh[k]);
-    std::string_view inbox = std::string_view(item.topic).substr(1);
-    for (const IdentifierChange& change : item.identity_changes) {
-      Params params;
-      params.Text(change.identifier).Int4(change.identifier_kind).Bytea(inbox).Int8(ids[k]);
-      auto r = Step("commit publish: identifier projection", change.added ? kAssociate : kRevoke,
-                    params);
-      if (auto* e = std::get_if<DbError>(&r)) {
-        return batch_failure(*e);
-      }
     }
   }
 
   // Step 13: commit once. A failure here leaves the outcome unknown (ARC-053): no request may run
   // again on its own.
   {
-    int64_t remaining = RemainingMs();
-    if (remaining < 1) {
-      return batch_failure(DeadlineExceeded("commit publish"));
-    }
-    auto r = conn_.ExecScript("commit publish: commit", "COMMIT", end_ + kServerFirst);
+    size_t failed_at = 0;
+    auto r = Round("commit publish: commit", {{.sql = kCommit, .params = nullptr}}, &failed_at);
     if (auto* e = std::get_if<DbError>(&r)) {
-      return BatchFailure{.error = Fail(*e), .retry_alone = false};
+      // failed_at 0: COMMIT was not sent, or the server answered it with an error (and rolled
+      // back); anything else (a deadline or a lost connection after sending) is unknown.
+      return BatchFailure{.error = Fail(*e), .retry_alone = failed_at == 0};
     }
     open_ = false;
-    if (std::get<PgResult>(r).CommandTag() != "COMMIT") {
+    if (std::get<std::vector<PgResult>>(r)[0].CommandTag() != "COMMIT") {
       return BatchFailure{
           .error = Fail(Invariant("commit publish: the transaction did not commit")),
           .retry_alone = false};
