@@ -8,6 +8,7 @@
 #include "api/publish_error.h"
 #include "api/store_status.h"
 #include "rpc/unary.h"
+#include "store/commit_publish.h"
 #include "validate/canonical.h"
 #include "validate/envelope.h"
 
@@ -191,10 +192,7 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
                                              .key_package = ctx.retention.key_package_seconds};
   commit.max_identity_entries = limits.max_identity_entries;
   commit.deadline = store::Clock::now() + std::chrono::milliseconds(ctx.max_publish_duration_ms);
-  auto result_job = [store = ctx.store, commit = std::move(commit)] {
-    return store->CommitPublish(commit);
-  };
-  auto result = co_await ctx.db->Run(std::move(result_job));
+  auto result = co_await store::CommitPublishFrom(*ctx.store, *ctx.db, std::move(commit));
   if (auto* error = std::get_if<store::StoreError>(&result)) {
     if (error->kind == store::ErrorKind::kAdmission) {
       auto detail = PublishErrorOf(error->admission);

@@ -190,6 +190,19 @@ class Store {
   // advance watermarks, project identity changes, commit.
   virtual StoreResult<CommitPublishResult> CommitPublish(const CommitPublishRequest& request) = 0;
 
+  // CommitPublish without holding the calling thread, where the engine can hand the request to a
+  // thread of its own at once (SQLite's writer with a short queue). Returns true when it did:
+  // `done` then runs exactly once, on an engine thread, with what CommitPublish would have
+  // returned. Returns false and never calls `done` otherwise; the caller then runs CommitPublish
+  // on the DB pool. Never blocks.
+  using CommitPublishDone = std::function<void(StoreResult<CommitPublishResult>)>;
+  virtual bool StartCommitPublish(std::shared_ptr<const CommitPublishRequest> request,
+                                  CommitPublishDone done) {
+    (void)request;
+    (void)done;
+    return false;
+  }
+
   // API-240: per topic ids above its cursor; the page is the lowest `limit` candidates overall,
   // each topic a prefix; has_more from the same snapshot. Topics are distinct. Primary.
   virtual StoreResult<QueryPage> Query(const std::vector<TopicCursor>& topics, uint32_t limit) = 0;

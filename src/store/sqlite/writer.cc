@@ -70,18 +70,52 @@ void Writer::RunGroup(const std::vector<Job*>& group) {
   } else {
     conn_->RollbackIfOpen();
   }
-  std::lock_guard lock(mu_);
-  for (auto& [job, error] : finished) {
-    if (error) {
-      job->error = std::move(error);
+  std::vector<Job*> completed;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [job, error] : finished) {
+      if (error) {
+        job->error = std::move(error);
+      }
+      Finish(*job, completed);
     }
-    Finish(*job);
+  }
+  Complete(completed);
+}
+
+void Writer::Finish(Job& job, std::vector<Job*>& completed) {
+  job.done = true;
+  if (job.on_done) {
+    completed.push_back(&job);
+  } else {
+    job.cv.notify_one();
   }
 }
 
-void Writer::Finish(Job& job) {
-  job.done = true;
-  job.cv.notify_one();
+void Writer::Complete(const std::vector<Job*>& completed) {
+  for (Job* job : completed) {
+    std::unique_ptr<Job> owned(job);
+    owned->on_done(std::move(owned->error));
+  }
+}
+
+bool Writer::TryRunGroupedAsync(Clock::time_point deadline, std::function<void(Connection&)> job,
+                                std::function<void(MaybeError)> done) {
+  auto entry = std::make_unique<Job>();
+  entry->owned_fn = std::move(job);
+  entry->fn = &entry->owned_fn;
+  entry->deadline = deadline;
+  entry->grouped = true;
+  entry->on_done = std::move(done);
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_ || queue_.size() >= std::min(kMaxAsyncQueue, max_queue_)) {
+      return false;
+    }
+    queue_.push_back(entry.release());
+  }
+  work_.notify_one();
+  return true;
 }
 
 Writer::Writer(std::unique_ptr<Connection> conn, size_t max_queue)
@@ -154,12 +188,15 @@ void Writer::Loop() {
       std::unique_lock lock(mu_);
       work_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (stopping_) {
+        std::vector<Job*> completed;
         for (Job* queued : queue_) {
           queued->error = WriterError(ErrorKind::kOther, "the store is closing");
           queued->started = true;
-          Finish(*queued);
+          Finish(*queued, completed);
         }
         queue_.clear();
+        lock.unlock();
+        Complete(completed);
         break;
       }
       job = queue_.front();
@@ -186,8 +223,12 @@ void Writer::Loop() {
     conn_->ClearDeadline();
     conn_->RollbackIfOpen();
 
-    std::lock_guard lock(mu_);
-    Finish(*job);
+    std::vector<Job*> completed;
+    {
+      std::lock_guard lock(mu_);
+      Finish(*job, completed);
+    }
+    Complete(completed);
   }
 }
 
