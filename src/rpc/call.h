@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "base/byte_buffer.h"
 #include "base/status.h"
 #include "net/exchange.h"
 #include "rpc/frame.h"
@@ -185,7 +186,7 @@ class Call final : public net::Exchange,
   // Response side.
   net::ResponseHead head_;
   bool head_ready_ = false;
-  std::string out_;  // bytes [out_pos_, out_len_) wait for the connection; the rest is spare
+  ByteBuffer out_;  // bytes [out_pos_, out_len_) wait for the connection; the rest is spare
   size_t out_len_ = 0;
   size_t out_pos_ = 0;
   std::vector<net::Header> trailers_;

@@ -30,7 +30,10 @@ inline boost::asio::awaitable<StoreResult<CommitPublishResult>> CommitPublishFro
   std::optional<Result> started =
       co_await boost::asio::async_initiate<const boost::asio::use_awaitable_t<>,
                                            void(std::optional<Result>)>(
-          [&store, shared](auto handler) {
+          // Captures by reference only: GCC 12 may destroy a lambda temporary with non-trivial
+          // captures twice when it is created inside a co_await expression (see DbPool::Run). Both
+          // outlive the initiation, which runs before the co_await suspends.
+          [&store, &shared](auto handler) {
             auto caller = boost::asio::prefer(boost::asio::get_associated_executor(handler),
                                               boost::asio::execution::outstanding_work.tracked);
             // std::function needs a copyable target; the handler is move-only.
