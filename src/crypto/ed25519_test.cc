@@ -97,5 +97,50 @@ TEST(Ed25519Verify, RejectsNonCanonicalS) {
   EXPECT_FALSE(Ed25519Verify(v.public_key, v.message, sig));
 }
 
+// A forgery that needs no secret: A = R = the identity point, S = 0 satisfies the cofactorless
+// equation [S]B = R + [k]A for every message. OpenSSL (like python3-cryptography, which wraps it)
+// accepts it; strict verification must not.
+TEST(Ed25519VerifyStrict, RejectsIdentityKeyForgeryThatPlainVerifyAccepts) {
+  const std::string identity =
+      Unhex("0100000000000000000000000000000000000000000000000000000000000000");
+  const std::string forged = identity + std::string(32, '\0');
+  EXPECT_TRUE(Ed25519Verify(identity, "any message", forged));
+  EXPECT_FALSE(Ed25519VerifyStrict(identity, "any message", forged));
+}
+
+TEST(Ed25519VerifyStrict, AcceptsRfc8032VectorsAndRejectsTampering) {
+  for (const Vector& v : {Test1(), Test2(), Test3()}) {
+    EXPECT_TRUE(Ed25519VerifyStrict(v.public_key, v.message, v.signature));
+    EXPECT_FALSE(Ed25519VerifyStrict(v.public_key, v.message, Flip(v.signature, 40)));
+    EXPECT_FALSE(Ed25519VerifyStrict(v.public_key, v.message + "x", v.signature));
+  }
+  EXPECT_FALSE(Ed25519VerifyStrict(Test1().public_key, "", Test1().signature.substr(1)));
+}
+
+TEST(Ed25519IsSmallOrderEncoding, ListsEveryEncodingOfTheEightPoints) {
+  // y = 0, 1, p-1, the two order-8 values (independently checked: 8P = identity), and the
+  // non-canonical y = p, p+1; each with either sign bit.
+  const char* kSmallOrder[] = {
+      "0000000000000000000000000000000000000000000000000000000000000000",
+      "0100000000000000000000000000000000000000000000000000000000000000",
+      "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+      "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+      "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+      "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+      "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+  };
+  for (const char* hex : kSmallOrder) {
+    std::string encoding = Unhex(hex);
+    EXPECT_TRUE(Ed25519IsSmallOrderEncoding(encoding)) << hex;
+    encoding[31] = static_cast<char>(encoding[31] | 0x80);
+    EXPECT_TRUE(Ed25519IsSmallOrderEncoding(encoding)) << hex << " with sign bit";
+  }
+  EXPECT_FALSE(Ed25519IsSmallOrderEncoding(Test1().public_key));
+  EXPECT_FALSE(Ed25519IsSmallOrderEncoding(Unhex("02")));
+  // y = 2 (not a point at all) is not small order; Ed25519Verify refuses it on its own.
+  EXPECT_FALSE(Ed25519IsSmallOrderEncoding(
+      Unhex("0200000000000000000000000000000000000000000000000000000000000000")));
+}
+
 }  // namespace
 }  // namespace xb::crypto
