@@ -165,7 +165,7 @@ def main():
     print()
     print("struct KeyPackageCase {")
     print("  std::string_view name;")
-    print("  std::string_view tls;  // hex")
+    print("  std::string_view tls;              // hex")
     print("  std::string_view invalid_because;  // empty: accepted")
     print("};")
     print()

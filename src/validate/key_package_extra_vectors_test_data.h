@@ -8,7 +8,7 @@ namespace xb::validate::extra_vectors {
 
 struct KeyPackageCase {
   std::string_view name;
-  std::string_view tls;  // hex
+  std::string_view tls;              // hex
   std::string_view invalid_because;  // empty: accepted
 };
 
