@@ -3,7 +3,9 @@ valid packages from the spec's vectors are stored, tampered and invalid ones get
 with a PublishError naming their index and reason, and nothing of a failed request is stored. On
 the embedded SQLite engine and, when XB_PG_PRIMARY names a cluster (always in CI), on PostgreSQL."""
 import hashlib
+import importlib.util
 import os
+import time
 import unittest
 import urllib.request
 
@@ -14,6 +16,14 @@ import harness
 import key_package_vectors as V
 from google.rpc import status_pb2
 from xmtp.backend.v1 import backend_pb2
+
+# The key-package builder that signs with python3-cryptography (independent of the code under
+# test), shared with the unit-test vector generator.
+_spec = importlib.util.spec_from_file_location(
+    "key_package_builder", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                        "src", "validate", "key_package_extra_vectors.py"))
+builder = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(builder)
 
 PUBLISH = "/xmtp.backend.v1.PublishService/Publish"
 NEWEST = "/xmtp.backend.v1.QueryService/QueryNewest"
@@ -172,6 +182,20 @@ class KeyPackageAdmissionMixin:
         self.assert_rejected(self.publish_fails(invalid, malformed), 0, INVALID_KEY_PACKAGE)
         self.assert_rejected(self.publish_fails(malformed, invalid), 0, MALFORMED)
         self.assertEqual(self.newest(V.TOPIC), [])
+
+    # verifies: API-222, JOIN-008 — a stored key package is a duplicate on retry even after its
+    # lifetime ended (a retry must not re-run time-dependent checks), while a new package with the
+    # same lifetime is refused as expired.
+    def test_retry_after_expiry_is_a_duplicate(self):
+        not_after = int(time.time()) + 3
+        fresh = builder.key_package(not_before=0, not_after=not_after)
+        meta = self.publish(key_package(fresh)).envelope_metas[0]
+        # The lifetime ends by the wall clock: wait for that event, with a deadline.
+        harness.wait_for(lambda: time.time() >= not_after + 1, 10, "the lifetime to end")
+        self.assertEqual(self.publish(key_package(fresh)).envelope_metas[0], meta)
+        other = builder.key_package(not_before=0, not_after=not_after,
+                                    identity=builder.mls_credential(b"another inbox"))
+        self.assert_rejected(self.publish_fails(key_package(other)), 0, INVALID_KEY_PACKAGE)
 
 
 class SqliteKeyPackageAdmissionTest(KeyPackageAdmissionMixin, unittest.TestCase):
