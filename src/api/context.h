@@ -8,6 +8,7 @@
 #include "store/db_pool.h"
 #include "store/store.h"
 #include "telemetry/metrics.h"
+#include "telemetry/tracer.h"
 
 namespace xb::api {
 
@@ -22,6 +23,8 @@ struct ApiContext {
   fanout::Registry* registry = nullptr;
   fanout::FetchPermits* fetch_permits = nullptr;
   config::StreamsConfig streams;
+  // Spans of the span catalogue below the request span (publish stages, stream.*); nullptr: none.
+  telemetry::Tracer* tracer = nullptr;
 };
 
 }  // namespace xb::api

@@ -272,6 +272,7 @@ StoreResult<CommitPublishResult> PublishTransaction::Run(const CommitPublishRequ
   // Step 6: re-check duplicates. READ COMMITTED: this statement sees every publish that committed
   // while we waited for the locks, and the topic locks keep it true until we commit.
   CommitPublishResult result;
+  result.locked_at = Clock::now();  // the publish.locks / db.commit_publish span boundary
   result.metas.resize(n);
   result.duplicate.assign(n, false);
   {

@@ -1,0 +1,145 @@
+#include "telemetry/otlp_encoding.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "telemetry/route.h"
+
+namespace xb::telemetry {
+namespace {
+
+// Protobuf wire types.
+constexpr uint32_t kVarint = 0;
+constexpr uint32_t kFixed64 = 1;
+constexpr uint32_t kLengthDelimited = 2;
+constexpr uint32_t kFixed32 = 5;
+
+void PutVarint(uint64_t v, std::string* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+void PutTag(uint32_t field, uint32_t wire_type, std::string* out) {
+  PutVarint(static_cast<uint64_t>(field) << 3 | wire_type, out);
+}
+
+void PutBytes(uint32_t field, std::string_view bytes, std::string* out) {
+  PutTag(field, kLengthDelimited, out);
+  PutVarint(bytes.size(), out);
+  out->append(bytes);
+}
+
+void PutFixed64(uint32_t field, uint64_t v, std::string* out) {
+  PutTag(field, kFixed64, out);
+  for (int i = 0; i < 8; ++i) {
+    out->push_back(static_cast<char>(v >> (8 * i)));
+  }
+}
+
+void PutFixed32(uint32_t field, uint32_t v, std::string* out) {
+  PutTag(field, kFixed32, out);
+  for (int i = 0; i < 4; ++i) {
+    out->push_back(static_cast<char>(v >> (8 * i)));
+  }
+}
+
+void PutVarintField(uint32_t field, uint64_t v, std::string* out) {
+  PutTag(field, kVarint, out);
+  PutVarint(v, out);
+}
+
+template <size_t N>
+std::string_view AsBytes(const std::array<uint8_t, N>& id) {
+  return std::string_view(reinterpret_cast<const char*>(id.data()), N);
+}
+
+// common.v1.KeyValue { key = 1; value = 2 (AnyValue { string_value = 1; int_value = 3 }) }
+void PutStringAttribute(uint32_t field, std::string_view key, std::string_view value,
+                        std::string* out) {
+  std::string any;
+  PutBytes(1, value, &any);
+  std::string kv;
+  PutBytes(1, key, &kv);
+  PutBytes(2, any, &kv);
+  PutBytes(field, kv, out);
+}
+
+void PutIntAttribute(uint32_t field, std::string_view key, int64_t value, std::string* out) {
+  std::string any;
+  PutVarintField(3, static_cast<uint64_t>(value), &any);
+  std::string kv;
+  PutBytes(1, key, &kv);
+  PutBytes(2, any, &kv);
+  PutBytes(field, kv, out);
+}
+
+// trace.v1.Span
+void PutSpan(const SpanData& span, std::string* out) {
+  std::string s;
+  PutBytes(1, AsBytes(span.context.trace_id), &s);  // trace_id
+  PutBytes(2, AsBytes(span.context.span_id), &s);   // span_id
+  if (!span.trace_state.empty()) {
+    PutBytes(3, span.trace_state, &s);  // trace_state
+  }
+  const bool has_parent = std::any_of(span.parent_span_id.begin(), span.parent_span_id.end(),
+                                      [](uint8_t b) { return b != 0; });
+  if (has_parent) {
+    PutBytes(4, AsBytes(span.parent_span_id), &s);  // parent_span_id
+  }
+  PutBytes(5, OperationName(span.operation), &s);           // name
+  PutVarintField(6, static_cast<uint64_t>(span.kind), &s);  // kind
+  PutFixed64(7, span.start_unix_ns, &s);                    // start_time_unix_nano
+  PutFixed64(8, span.end_unix_ns, &s);                      // end_time_unix_nano
+  if (span.rpc) {                                           // attributes = 9
+    const Route& route = RouteOf(*span.rpc);
+    PutStringAttribute(9, "rpc.system", "grpc", &s);
+    PutStringAttribute(9, "rpc.service", route.grpc_service, &s);
+    PutStringAttribute(9, "rpc.method", route.grpc_method, &s);
+  }
+  for (size_t i = 0; i < kIntAttributeCount; ++i) {
+    if ((span.ints_set & (1u << i)) != 0) {
+      PutIntAttribute(9, IntAttributeName(static_cast<IntAttribute>(i)), span.ints[i], &s);
+    }
+  }
+  if (span.error) {
+    std::string status;
+    PutVarintField(3, 2, &status);  // Status.code = STATUS_CODE_ERROR
+    PutBytes(15, status, &s);       // status
+  }
+  // flags (fixed32): W3C trace flags, plus SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK (0x100) and,
+  // for a span whose parent came from a caller, SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK (0x200).
+  uint32_t flags = span.context.flags | 0x100u;
+  if (has_parent && span.parent_remote) {
+    flags |= 0x200u;
+  }
+  PutFixed32(16, flags, &s);
+  PutBytes(2, s, out);  // ScopeSpans.spans = 2
+}
+
+}  // namespace
+
+std::string EncodeExportTraceRequest(const ResourceAttributes& resource,
+                                     std::span<const SpanData> spans) {
+  std::string resource_msg;  // resource.v1.Resource { attributes = 1 }
+  for (const auto& [key, value] : resource) {
+    PutStringAttribute(1, key, value, &resource_msg);
+  }
+  std::string scope;  // common.v1.InstrumentationScope { name = 1 }
+  PutBytes(1, kScopeName, &scope);
+  std::string scope_spans;  // trace.v1.ScopeSpans { scope = 1; spans = 2 }
+  PutBytes(1, scope, &scope_spans);
+  for (const SpanData& span : spans) {
+    PutSpan(span, &scope_spans);
+  }
+  std::string resource_spans;  // trace.v1.ResourceSpans { resource = 1; scope_spans = 2 }
+  PutBytes(1, resource_msg, &resource_spans);
+  PutBytes(2, scope_spans, &resource_spans);
+  std::string request;  // ExportTraceServiceRequest { resource_spans = 1 }
+  PutBytes(1, resource_spans, &request);
+  return request;
+}
+
+}  // namespace xb::telemetry
