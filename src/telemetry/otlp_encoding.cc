@@ -56,83 +56,95 @@ std::string_view AsBytes(const std::array<uint8_t, N>& id) {
   return std::string_view(reinterpret_cast<const char*>(id.data()), N);
 }
 
-// common.v1.KeyValue { key = 1; value = 2 (AnyValue { string_value = 1; int_value = 3 }) }
-void PutStringAttribute(uint32_t field, std::string_view key, std::string_view value,
-                        std::string* out) {
-  std::string any;
-  PutBytes(1, value, &any);
-  std::string kv;
-  PutBytes(1, key, &kv);
-  PutBytes(2, any, &kv);
-  PutBytes(field, kv, out);
-}
+// Encodes nested messages into scratch buffers that keep their capacity from span to span, so a
+// batch costs a handful of allocations rather than several per span.
+class SpanEncoder {
+ public:
+  // common.v1.KeyValue { key = 1; value = 2 (AnyValue { string_value = 1; int_value = 3 }) }
+  void PutStringAttribute(uint32_t field, std::string_view key, std::string_view value,
+                          std::string* out) {
+    any_.clear();
+    PutBytes(1, value, &any_);
+    PutKeyValue(field, key, out);
+  }
+  void PutIntAttribute(uint32_t field, std::string_view key, int64_t value, std::string* out) {
+    any_.clear();
+    PutVarintField(3, static_cast<uint64_t>(value), &any_);
+    PutKeyValue(field, key, out);
+  }
 
-void PutIntAttribute(uint32_t field, std::string_view key, int64_t value, std::string* out) {
-  std::string any;
-  PutVarintField(3, static_cast<uint64_t>(value), &any);
-  std::string kv;
-  PutBytes(1, key, &kv);
-  PutBytes(2, any, &kv);
-  PutBytes(field, kv, out);
-}
-
-// trace.v1.Span
-void PutSpan(const SpanData& span, std::string* out) {
-  std::string s;
-  PutBytes(1, AsBytes(span.context.trace_id), &s);  // trace_id
-  PutBytes(2, AsBytes(span.context.span_id), &s);   // span_id
-  if (!span.trace_state.empty()) {
-    PutBytes(3, span.trace_state, &s);  // trace_state
-  }
-  const bool has_parent = std::any_of(span.parent_span_id.begin(), span.parent_span_id.end(),
-                                      [](uint8_t b) { return b != 0; });
-  if (has_parent) {
-    PutBytes(4, AsBytes(span.parent_span_id), &s);  // parent_span_id
-  }
-  PutBytes(5, OperationName(span.operation), &s);           // name
-  PutVarintField(6, static_cast<uint64_t>(span.kind), &s);  // kind
-  PutFixed64(7, span.start_unix_ns, &s);                    // start_time_unix_nano
-  PutFixed64(8, span.end_unix_ns, &s);                      // end_time_unix_nano
-  if (span.rpc) {                                           // attributes = 9
-    const Route& route = RouteOf(*span.rpc);
-    PutStringAttribute(9, "rpc.system", "grpc", &s);
-    PutStringAttribute(9, "rpc.service", route.grpc_service, &s);
-    PutStringAttribute(9, "rpc.method", route.grpc_method, &s);
-  }
-  for (size_t i = 0; i < kIntAttributeCount; ++i) {
-    if ((span.ints_set & (1u << i)) != 0) {
-      PutIntAttribute(9, IntAttributeName(static_cast<IntAttribute>(i)), span.ints[i], &s);
+  // trace.v1.Span, as ScopeSpans.spans (field 2) of `out`.
+  void PutSpan(const SpanData& span, std::string* out) {
+    std::string& s = span_;
+    s.clear();
+    PutBytes(1, AsBytes(span.context.trace_id), &s);  // trace_id
+    PutBytes(2, AsBytes(span.context.span_id), &s);   // span_id
+    if (!span.trace_state.empty()) {
+      PutBytes(3, span.trace_state, &s);  // trace_state
     }
+    const bool has_parent = std::any_of(span.parent_span_id.begin(), span.parent_span_id.end(),
+                                        [](uint8_t b) { return b != 0; });
+    if (has_parent) {
+      PutBytes(4, AsBytes(span.parent_span_id), &s);  // parent_span_id
+    }
+    PutBytes(5, OperationName(span.operation), &s);           // name
+    PutVarintField(6, static_cast<uint64_t>(span.kind), &s);  // kind
+    PutFixed64(7, span.start_unix_ns, &s);                    // start_time_unix_nano
+    PutFixed64(8, span.end_unix_ns, &s);                      // end_time_unix_nano
+    if (span.rpc) {                                           // attributes = 9
+      const Route& route = RouteOf(*span.rpc);
+      PutStringAttribute(9, "rpc.system", "grpc", &s);
+      PutStringAttribute(9, "rpc.service", route.grpc_service, &s);
+      PutStringAttribute(9, "rpc.method", route.grpc_method, &s);
+    }
+    for (size_t i = 0; i < kIntAttributeCount; ++i) {
+      if ((span.ints_set & (1u << i)) != 0) {
+        PutIntAttribute(9, IntAttributeName(static_cast<IntAttribute>(i)), span.ints[i], &s);
+      }
+    }
+    if (span.error) {
+      // Status { code = 3 }: STATUS_CODE_ERROR (2). Two bytes, no scratch needed.
+      PutBytes(15, std::string_view("\x18\x02", 2), &s);
+    }
+    // flags (fixed32): W3C trace flags, plus SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK (0x100) and,
+    // for a span whose parent came from a caller, SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK (0x200).
+    uint32_t flags = span.context.flags | 0x100u;
+    if (has_parent && span.parent_remote) {
+      flags |= 0x200u;
+    }
+    PutFixed32(16, flags, &s);
+    PutBytes(2, s, out);  // ScopeSpans.spans = 2
   }
-  if (span.error) {
-    std::string status;
-    PutVarintField(3, 2, &status);  // Status.code = STATUS_CODE_ERROR
-    PutBytes(15, status, &s);       // status
+
+ private:
+  void PutKeyValue(uint32_t field, std::string_view key, std::string* out) {
+    kv_.clear();
+    PutBytes(1, key, &kv_);
+    PutBytes(2, any_, &kv_);
+    PutBytes(field, kv_, out);
   }
-  // flags (fixed32): W3C trace flags, plus SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK (0x100) and,
-  // for a span whose parent came from a caller, SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK (0x200).
-  uint32_t flags = span.context.flags | 0x100u;
-  if (has_parent && span.parent_remote) {
-    flags |= 0x200u;
-  }
-  PutFixed32(16, flags, &s);
-  PutBytes(2, s, out);  // ScopeSpans.spans = 2
-}
+
+  std::string any_;
+  std::string kv_;
+  std::string span_;
+};
 
 }  // namespace
 
 std::string EncodeExportTraceRequest(const ResourceAttributes& resource,
                                      std::span<const SpanData> spans) {
+  SpanEncoder encoder;
   std::string resource_msg;  // resource.v1.Resource { attributes = 1 }
   for (const auto& [key, value] : resource) {
-    PutStringAttribute(1, key, value, &resource_msg);
+    encoder.PutStringAttribute(1, key, value, &resource_msg);
   }
   std::string scope;  // common.v1.InstrumentationScope { name = 1 }
   PutBytes(1, kScopeName, &scope);
   std::string scope_spans;  // trace.v1.ScopeSpans { scope = 1; spans = 2 }
   PutBytes(1, scope, &scope_spans);
+  scope_spans.reserve(64 + spans.size() * 256);
   for (const SpanData& span : spans) {
-    PutSpan(span, &scope_spans);
+    encoder.PutSpan(span, &scope_spans);
   }
   std::string resource_spans;  // trace.v1.ResourceSpans { resource = 1; scope_spans = 2 }
   PutBytes(1, resource_msg, &resource_spans);
