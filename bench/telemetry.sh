@@ -5,7 +5,9 @@
 #   off  no OTLP endpoint (metrics are always recorded; no span is sampled or exported)
 #   on   telemetry.otlp_endpoint at a local OTLP/HTTP sink, sample_ratio = 1.0: every request,
 #        handler and publish stage span is exported by the batch exporter
-# Runs alternate off/on per repeat so both see the same machine; medians shown.
+#   r0   the same exporter with sample_ratio = 0.0: every span is created, timed and recorded in
+#        xmtp_operation_duration_seconds, none is sampled (the cost of tracing when sampled out)
+# Runs rotate the order per repeat so all see the same machine; medians shown.
 #
 #   bench/telemetry.sh [--quick] [--repeats N] [--duration S] [--binary PATH]
 #
@@ -136,17 +138,29 @@ TOML
 start_xb off ""
 start_xb on "otlp_endpoint = \"http://127.0.0.1:$SINK_PORT\"
 sample_ratio = 1.0"
+start_xb r0 "otlp_endpoint = \"http://127.0.0.1:$SINK_PORT\"
+sample_ratio = 0.0"
+
+# CPU ticks (user + system) the process has used so far.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+readonly HZ=$(getconf CLK_TCK)
 
 printf '\0\0\0\0\0' >"$TMP/empty.body"  # one gRPC frame holding an empty GetConfigurationRequest
-declare -A R
+declare -A R C
 unary() {  # unary NAME REP
-  local out="$TMP/h2load.$1.$2"
+  local out="$TMP/h2load.$1.$2" t0 t1 n
+  t0=$(cpu_ticks "${PID[$1]}")
   run_tracked taskset -c "$LOAD_CPU" h2load -t1 -D"$duration" --warm-up-time="$WARMUP_S" \
     -c"$UNARY_C" -m"$UNARY_M" -d "$TMP/empty.body" -H 'content-type: application/grpc' \
     -H 'te: trailers' \
     "http://127.0.0.1:${PORT[$1]}/xmtp.backend.v1.ConfigurationService/GetConfiguration" \
     >"$out" 2>&1 || log "h2load exited non-zero ($1)"
+  t1=$(cpu_ticks "${PID[$1]}")
   R[unary.$1.$2]=$(sed -n 's/^finished in [^,]*, \([0-9.]*\) req\/s.*/\1/p' "$out")
+  # Server CPU per request (warm-up included on both sides of the ratio): microseconds.
+  n=$(sed -n 's/^requests: [0-9]* total, [0-9]* started, \([0-9]*\) done.*/\1/p' "$out")
+  C[unary.$1.$2]=$(awk -v t=$((t1 - t0)) -v hz="$HZ" -v n="${n:-0}" \
+    'BEGIN {if (n > 0) printf "%.1f", t / hz * 1e6 / n; else print "nan"}')
   grep -q "requests: .* 0 failed, 0 errored" "$out" || log "unary $1: failures: $(grep '^requests:' "$out")"
 }
 publish() {  # publish NAME REP
@@ -158,29 +172,43 @@ publish() {  # publish NAME REP
   line=$(grep '^RESULT ' "$out" || true)
   [[ "$(kv errors "$line")" == "0" ]] || log "publish $1: errors: $(kv error_codes "$line")"
   R[publish.$1.$2]=$(kv rps "$line")
+  C[publish.$1.$2]=$(awk -v c="$(kv server_cpu_s "$line")" -v r="$(kv rps "$line")" \
+    -v s="$(kv secs "$line")" 'BEGIN {if (r > 0) printf "%.1f", c * 1e6 / (r * s); else print "nan"}')
 }
 
 for rep in $(seq "$repeats"); do
-  for name in off on; do
+  case $((rep % 3)) in
+    1) order=(off on r0) ;;
+    2) order=(on r0 off) ;;
+    *) order=(r0 off on) ;;
+  esac
+  for name in "${order[@]}"; do
     log "repeat $rep: unary $name"
     unary "$name" "$rep"
   done
-  for name in on off; do
+  for name in "${order[@]}"; do
     log "repeat $rep: publish $name"
     publish "$name" "$rep"
   done
 done
 
 med() { for rep in $(seq "$repeats"); do echo "${R[$1.$2.$rep]:-nan}"; done | median; }
+cmed() { for rep in $(seq "$repeats"); do echo "${C[$1.$2.$rep]:-nan}"; done | median; }
 echo "== telemetry overhead (median of $repeats x ${duration} s; server on CPU $SERVER_CPU, load on CPU $LOAD_CPU)"
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) (shared: figures are noisy)"
-printf '%-44s %12s %12s %8s\n' case "off req/s" "on req/s" "on/off"
+printf '%-44s %-4s %10s %7s %11s %7s\n' case server "req/s" "vs off" "cpu/req" "vs off"
 for c in unary publish; do
-  off=$(med "$c" off)
-  on=$(med "$c" on)
   label="unary GetConfiguration h2load c=$UNARY_C m=$UNARY_M"
   [[ "$c" == publish ]] && label="publish sqlite c=$PUBLISH_CLIENTS e=1 (1 KiB)"
-  printf '%-44s %12s %12s %8s\n' "$label" "$off" "$on" "$(ratio "$on" "$off")"
+  off=$(med "$c" off)
+  coff=$(cmed "$c" off)
+  for name in off on r0; do
+    printf '%-44s %-4s %10s %7s %9sus %7s\n' "$label" "$name" "$(med "$c" "$name")" \
+      "$(ratio "$(med "$c" "$name")" "$off")" "$(cmed "$c" "$name")" \
+      "$(ratio "$(cmed "$c" "$name")" "$coff")"
+  done
 done
-echo "per repeat: $(for k in "${!R[@]}"; do echo "$k=${R[$k]}"; done | sort | tr '\n' ' ')"
+echo "cpu/req: server process CPU (all threads, exporter included) per completed request."
+echo "per repeat req/s: $(for k in "${!R[@]}"; do echo "$k=${R[$k]}"; done | sort | tr '\n' ' ')"
+echo "per repeat cpu/req: $(for k in "${!C[@]}"; do echo "$k=${C[$k]}"; done | sort | tr '\n' ' ')"
 echo "sink: $(cat "$TMP/sink.count" 2>/dev/null || echo '0 0') (export requests, bytes) received from 'on'"

@@ -15,11 +15,14 @@ constexpr uint32_t kLengthDelimited = 2;
 constexpr uint32_t kFixed32 = 5;
 
 void PutVarint(uint64_t v, std::string* out) {
+  char buf[10];
+  size_t n = 0;
   while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+    buf[n++] = static_cast<char>((v & 0x7f) | 0x80);
     v >>= 7;
   }
-  out->push_back(static_cast<char>(v));
+  buf[n++] = static_cast<char>(v);
+  out->append(buf, n);
 }
 
 void PutTag(uint32_t field, uint32_t wire_type, std::string* out) {
@@ -34,9 +37,11 @@ void PutBytes(uint32_t field, std::string_view bytes, std::string* out) {
 
 void PutFixed64(uint32_t field, uint64_t v, std::string* out) {
   PutTag(field, kFixed64, out);
+  char buf[8];
   for (int i = 0; i < 8; ++i) {
-    out->push_back(static_cast<char>(v >> (8 * i)));
+    buf[i] = static_cast<char>(v >> (8 * i));  // little-endian, whatever the host order
   }
+  out->append(buf, sizeof(buf));
 }
 
 void PutFixed32(uint32_t field, uint32_t v, std::string* out) {
