@@ -1,6 +1,7 @@
 #include "telemetry/otlp_encoding.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
 #include "telemetry/route.h"
@@ -61,6 +62,10 @@ std::string_view AsBytes(const std::array<uint8_t, N>& id) {
   return std::string_view(reinterpret_cast<const char*>(id.data()), N);
 }
 
+// The rpc.system / rpc.service / rpc.method attributes (Span field 9) of each route, encoded once:
+// they are the same bytes for every request span of a route.
+const std::array<std::string, kRpcCount>& RouteAttributes();
+
 // Encodes nested messages into scratch buffers that keep their capacity from span to span, so a
 // batch costs a handful of allocations rather than several per span.
 class SpanEncoder {
@@ -96,11 +101,8 @@ class SpanEncoder {
     PutVarintField(6, static_cast<uint64_t>(span.kind), &s);  // kind
     PutFixed64(7, span.start_unix_ns, &s);                    // start_time_unix_nano
     PutFixed64(8, span.end_unix_ns, &s);                      // end_time_unix_nano
-    if (span.rpc) {                                           // attributes = 9
-      const Route& route = RouteOf(*span.rpc);
-      PutStringAttribute(9, "rpc.system", "grpc", &s);
-      PutStringAttribute(9, "rpc.service", route.grpc_service, &s);
-      PutStringAttribute(9, "rpc.method", route.grpc_method, &s);
+    if (span.rpc) {  // attributes = 9: the route table words, encoded once per route
+      s.append(RouteAttributes()[static_cast<size_t>(*span.rpc)]);
     }
     for (size_t i = 0; i < kIntAttributeCount; ++i) {
       if ((span.ints_set & (1u << i)) != 0) {
@@ -133,6 +135,21 @@ class SpanEncoder {
   std::string kv_;
   std::string span_;
 };
+
+const std::array<std::string, kRpcCount>& RouteAttributes() {
+  static const std::array<std::string, kRpcCount> encoded = [] {
+    std::array<std::string, kRpcCount> out;
+    SpanEncoder encoder;
+    for (size_t i = 0; i < kRpcCount; ++i) {
+      const Route& route = RouteOf(static_cast<Rpc>(i));
+      encoder.PutStringAttribute(9, "rpc.system", "grpc", &out[i]);
+      encoder.PutStringAttribute(9, "rpc.service", route.grpc_service, &out[i]);
+      encoder.PutStringAttribute(9, "rpc.method", route.grpc_method, &out[i]);
+    }
+    return out;
+  }();
+  return encoded;
+}
 
 }  // namespace
 
