@@ -16,6 +16,10 @@ constexpr uint32_t kLengthDelimited = 2;
 constexpr uint32_t kFixed32 = 5;
 
 void PutVarint(uint64_t v, std::string* out) {
+  if (v < 0x80) {  // tags and short lengths: one byte
+    out->push_back(static_cast<char>(v));
+    return;
+  }
   char buf[10];
   size_t n = 0;
   while (v >= 0x80) {
@@ -153,27 +157,48 @@ const std::array<std::string, kRpcCount>& RouteAttributes() {
 
 }  // namespace
 
-std::string EncodeExportTraceRequest(const ResourceAttributes& resource,
-                                     std::span<const SpanData> spans) {
-  SpanEncoder encoder;
-  std::string resource_msg;  // resource.v1.Resource { attributes = 1 }
+struct OtlpEncoder::Scratch {
+  SpanEncoder spans;
+  std::string resource;     // resource.v1.Resource
+  std::string scope_spans;  // trace.v1.ScopeSpans
+};
+
+OtlpEncoder::OtlpEncoder(const ResourceAttributes& resource) : scratch_(new Scratch) {
   for (const auto& [key, value] : resource) {
-    encoder.PutStringAttribute(1, key, value, &resource_msg);
+    scratch_->spans.PutStringAttribute(1, key, value, &scratch_->resource);  // attributes = 1
   }
+}
+
+OtlpEncoder::~OtlpEncoder() = default;
+
+const std::string& OtlpEncoder::Encode(std::span<const SpanData> spans) {
+  std::string& scope_spans = scratch_->scope_spans;  // { scope = 1; spans = 2 }
+  scope_spans.clear();
   std::string scope;  // common.v1.InstrumentationScope { name = 1 }
   PutBytes(1, kScopeName, &scope);
-  std::string scope_spans;  // trace.v1.ScopeSpans { scope = 1; spans = 2 }
   PutBytes(1, scope, &scope_spans);
-  scope_spans.reserve(64 + spans.size() * 256);
   for (const SpanData& span : spans) {
-    encoder.PutSpan(span, &scope_spans);
+    scratch_->spans.PutSpan(span, &scope_spans);
   }
-  std::string resource_spans;  // trace.v1.ResourceSpans { resource = 1; scope_spans = 2 }
-  PutBytes(1, resource_msg, &resource_spans);
-  PutBytes(2, scope_spans, &resource_spans);
-  std::string request;  // ExportTraceServiceRequest { resource_spans = 1 }
-  PutBytes(1, resource_spans, &request);
-  return request;
+  // ExportTraceServiceRequest { resource_spans = 1 (ResourceSpans { resource = 1;
+  // scope_spans = 2 }) }, written outside in: the spans are copied once.
+  std::string resource_head;
+  PutBytes(1, scratch_->resource, &resource_head);
+  std::string scope_head;
+  PutTag(2, kLengthDelimited, &scope_head);
+  PutVarint(scope_spans.size(), &scope_head);
+  const size_t resource_spans_size = resource_head.size() + scope_head.size() + scope_spans.size();
+  body_.clear();
+  PutTag(1, kLengthDelimited, &body_);
+  PutVarint(resource_spans_size, &body_);
+  body_.append(resource_head).append(scope_head).append(scope_spans);
+  return body_;
+}
+
+std::string EncodeExportTraceRequest(const ResourceAttributes& resource,
+                                     std::span<const SpanData> spans) {
+  OtlpEncoder encoder(resource);
+  return encoder.Encode(spans);
 }
 
 }  // namespace xb::telemetry

@@ -8,6 +8,7 @@
 // generated code in the serving library). Pure functions; thread-safe.
 #pragma once
 
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,6 +26,26 @@ using ResourceAttributes = std::vector<std::pair<std::string, std::string>>;
 // The instrumentation scope name of every exported span.
 inline constexpr std::string_view kScopeName = "xmtp-backend";
 
+// The encoder the exporter thread keeps: the resource is encoded once, and its buffers keep their
+// capacity from batch to batch (a batch body is ~100 KiB; reallocating it each time costs page
+// faults). One thread at a time.
+class OtlpEncoder {
+ public:
+  explicit OtlpEncoder(const ResourceAttributes& resource);
+  ~OtlpEncoder();
+  OtlpEncoder(const OtlpEncoder&) = delete;
+  OtlpEncoder& operator=(const OtlpEncoder&) = delete;
+
+  // The request body for `spans`; valid until the next Encode.
+  const std::string& Encode(std::span<const SpanData> spans);
+
+ private:
+  struct Scratch;
+  std::unique_ptr<Scratch> scratch_;
+  std::string body_;
+};
+
+// One-off encoding (tests).
 std::string EncodeExportTraceRequest(const ResourceAttributes& resource,
                                      std::span<const SpanData> spans);
 

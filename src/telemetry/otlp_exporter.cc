@@ -10,6 +10,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/http/span_body.hpp>
 #include <boost/beast/ssl.hpp>
 #include <span>
 #include <utility>
@@ -41,11 +42,12 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
 template <typename Stream>
 asio::awaitable<unsigned> Exchange(Stream& stream, const OtlpExporter::Target& target,
                                    const std::string& body, boost::system::error_code& ec) {
-  http::request<http::string_body> request{http::verb::post, target.path, 11};
+  // The body is the encoder's buffer, sent in place (no per-batch copy).
+  http::request<http::span_body<const char>> request{http::verb::post, target.path, 11};
   request.set(http::field::host, target.host);
   request.set(http::field::content_type, "application/x-protobuf");
   request.set(http::field::user_agent, "xmtp-backend");
-  request.body() = body;
+  request.body() = http::span_body<const char>::value_type(body.data(), body.size());
   request.prepare_payload();
   co_await http::async_write(stream, request, asio::redirect_error(asio::use_awaitable, ec));
   if (ec) {
@@ -190,6 +192,7 @@ uint64_t OtlpExporter::exported_batches() const {
 void OtlpExporter::Run() {
   std::vector<SpanData> batch;
   batch.reserve(options_.max_queue);
+  OtlpEncoder encoder(options_.resource);
   while (true) {
     Clock::time_point deadline;
     bool stopping = false;
@@ -220,8 +223,7 @@ void OtlpExporter::Run() {
         dropped_ += batch.size() - i;
         break;
       }
-      const std::string body = EncodeExportTraceRequest(
-          options_.resource, std::span<const SpanData>(batch.data() + i, n));
+      const std::string& body = encoder.Encode(std::span<const SpanData>(batch.data() + i, n));
       if (Post(body, until)) {
         std::lock_guard lock(mu_);
         ++exported_batches_;
