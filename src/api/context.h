@@ -9,6 +9,7 @@
 #include "store/db_pool.h"
 #include "store/store.h"
 #include "telemetry/metrics.h"
+#include "telemetry/tracer.h"
 
 namespace xb::api {
 
@@ -25,6 +26,8 @@ struct ApiContext {
   fanout::Registry* registry = nullptr;
   fanout::FetchPermits* fetch_permits = nullptr;
   config::StreamsConfig streams;
+  // Spans of the span catalogue below the request span (publish stages, stream.*); nullptr: none.
+  telemetry::Tracer* tracer = nullptr;
 };
 
 }  // namespace xb::api

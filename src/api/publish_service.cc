@@ -143,14 +143,24 @@ Status Reject(const ApiContext& ctx, int positions, Reason reason, std::optional
   return PublishRejected(reason, index, std::move(message));
 }
 
-// `ctx` outlives the process's calls; `request` lives in the calling Unary frame.
+telemetry::Span StartSpan(const ApiContext& ctx, telemetry::Operation op,
+                          const telemetry::SpanContext& parent) {
+  return ctx.tracer != nullptr ? ctx.tracer->Start(op, parent) : telemetry::Span();
+}
+
+// `ctx` outlives the process's calls; `request` lives in the calling Unary frame. `parent` is the
+// rpc.publish span: the publish stage spans of the span catalogue go under it (OPS-019).
 asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
-                                                     const v1::PublishRequest& request) {
+                                                     const v1::PublishRequest& request,
+                                                     telemetry::SpanContext parent) {
   const auto& limits = ctx.limits;
   const int n = request.envelopes_size();
+  telemetry::Span parse_span = StartSpan(ctx, telemetry::Operation::kPublishParsePublish, parent);
+  parse_span.Set(telemetry::IntAttribute::kEnvelopes, n);
 
   // Step 1: the request as re-encoded by us (API.md 1.4), a request-level bound: no index.
   if (validate::CanonicalRequestSize(request) > limits.max_request_bytes) {
+    parse_span.SetError();
     co_return Reject(ctx, n, v1::PublishError::REASON_TOO_LARGE, std::nullopt,
                      "the publish request is too large");
   }
@@ -198,6 +208,7 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
     }
     distinct_topics.insert(parsed.topic);
     if (distinct_topics.size() > limits.max_publish_topics) {
+      parse_span.SetError();
       co_return Reject(ctx, n, v1::PublishError::REASON_TOO_LARGE, std::nullopt,
                        "too many distinct topics in one publish");
     }
@@ -260,11 +271,15 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
   // A parse or bound failure cannot be a stored duplicate: the request fails at the lowest
   // failing index, without touching the store.
   if (failure) {
+    parse_span.SetError();
     co_return Reject(ctx, n, failure->reason, failure->index, failure->message);
   }
+  parse_span.End();
 
   // API-232: an identity update is validated against its inbox's whole history, read in one
   // snapshot; the head of that snapshot is re-checked under the locks.
+  telemetry::Span validate_span =
+      StartSpan(ctx, telemetry::Operation::kPublishValidatePublish, parent);
   for (auto& item : items) {
     if (!item.identity_validated_head) {
       continue;
@@ -272,6 +287,7 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
     auto history_job = [store = ctx.store, topic = item.topic] { return store->History(topic); };
     auto history = co_await ctx.db->Run(std::move(history_job));
     if (auto* error = std::get_if<store::StoreError>(&history)) {
+      validate_span.SetError();
       ctx.metrics->api().publish_envelopes.Add(telemetry::PublishOutcome::kRejected,
                                                static_cast<uint64_t>(n));
       co_return StoreErrorStatus(*error, *ctx.metrics);
@@ -279,6 +295,7 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
     const auto& rows = std::get<std::vector<store::StoredEnvelope>>(history);
     item.identity_validated_head = rows.empty() ? 0 : rows.back().meta.sequence_id;
   }
+  validate_span.End();
 
   store::CommitPublishRequest commit;
   commit.items = std::move(items);
@@ -287,7 +304,25 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
                                              .key_package = ctx.retention.key_package_seconds};
   commit.max_identity_entries = limits.max_identity_entries;
   commit.deadline = store::Clock::now() + std::chrono::milliseconds(ctx.max_publish_duration_ms);
+  const auto commit_started = store::Clock::now();
   auto result = co_await store::CommitPublishFrom(*ctx.store, *ctx.db, std::move(commit));
+  const auto commit_ended = store::Clock::now();
+  if (ctx.tracer != nullptr) {
+    // publish.locks: from handing the commit to the store until its locks were held;
+    // db.commit_publish: from then until the commit returned (the store reports the boundary).
+    const auto* committed = std::get_if<store::CommitPublishResult>(&result);
+    if (committed != nullptr && committed->locked_at != store::Clock::time_point{}) {
+      ctx.tracer->Start(telemetry::Operation::kPublishLocks, parent, commit_started)
+          .EndAt(committed->locked_at);
+      ctx.tracer->Start(telemetry::Operation::kDbCommitPublish, parent, committed->locked_at)
+          .EndAt(commit_ended);
+    } else if (committed == nullptr) {
+      telemetry::Span commit_span =
+          ctx.tracer->Start(telemetry::Operation::kDbCommitPublish, parent, commit_started);
+      commit_span.SetError();
+      commit_span.EndAt(commit_ended);
+    }
+  }
   if (auto* error = std::get_if<store::StoreError>(&result)) {
     if (error->kind == store::ErrorKind::kAdmission) {
       auto detail = PublishErrorOf(error->admission);
@@ -319,8 +354,8 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
 void AddPublishService(rpc::Router& router, const ApiContext& context) {
   router.Add("/xmtp.backend.v1.PublishService/Publish", rpc::CallKind::kUnary,
              rpc::Unary<v1::PublishRequest, v1::PublishResponse>(
-                 [&context](const v1::PublishRequest& request, rpc::Call&) {
-                   return Publish(context, request);
+                 [&context](const v1::PublishRequest& request, rpc::Call& call) {
+                   return Publish(context, request, call.trace_parent());
                  },
                  context.limits.max_response_bytes));
 }

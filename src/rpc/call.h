@@ -24,6 +24,7 @@
 #include "rpc/frame.h"
 #include "rpc/grpc_web.h"
 #include "telemetry/route.h"
+#include "telemetry/span.h"
 
 namespace xb::rpc {
 
@@ -143,6 +144,14 @@ class Call final : public net::Exchange,
   Clock::time_point started_at() const { return started_at_; }
   // Set by the dispatcher when it spawned the handler of a unary call (drain accounting).
   bool admitted_unary = false;
+  // The request span (route table name) and the handler span (rpc.*), started and ended by the
+  // dispatcher; inert when there is no tracer or no handler span for the route.
+  telemetry::Span request_span;
+  telemetry::Span handler_span;
+  // The parent for a handler's own spans: the handler span, else the request span.
+  const telemetry::SpanContext& trace_parent() const {
+    return handler_span.active() ? handler_span.context() : request_span.context();
+  }
 
   // --- net::Exchange ---
   void OnRequestBody(std::string_view bytes) override;

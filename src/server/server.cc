@@ -36,6 +36,8 @@
 #include "telemetry/logger.h"
 #include "telemetry/metrics.h"
 #include "telemetry/metrics_listener.h"
+#include "telemetry/otlp_exporter.h"
+#include "telemetry/tracer.h"
 
 namespace xb::server {
 
@@ -83,6 +85,36 @@ int Run(const config::Config& config, RunOptions options) {
       .clock = {},
   });
   telemetry::Metrics metrics(kVersion);
+
+  // Traces (OPS section 5): exported only when an OTLP endpoint resolved (OPS-022; checked with
+  // the configuration, so Create fails only on what the check let through). Declared before
+  // everything that starts spans, so it is destroyed after all of them.
+  std::unique_ptr<telemetry::OtlpExporter> exporter;
+  if (config.telemetry.otlp_endpoint) {
+    // implements: OPS-013 — the resource of every exported span.
+    telemetry::ResourceAttributes resource = {
+        {"service.name", config.telemetry.service_name},
+        {"service.version", std::string(kVersion)},
+        {"xmtp.backend.identifier", config.server.identifier},
+    };
+    for (const auto& [key, value] : config.telemetry.resource_attributes) {
+      resource.emplace_back(key, value);
+    }
+    auto created = telemetry::OtlpExporter::Create(
+        telemetry::OtlpExporterOptions{.endpoint = *config.telemetry.otlp_endpoint,
+                                       .resource = std::move(resource)},
+        metrics);
+    if (!created.ok()) {
+      Fail("configuration is invalid: telemetry.otlp_endpoint or OTEL_EXPORTER_OTLP_ENDPOINT (" +
+           created.status().message() + ")");
+      return 1;
+    }
+    exporter = std::move(created).value();
+    exporter->Start();
+  }
+  telemetry::Tracer tracer(metrics,
+                           telemetry::TracerOptions{.sample_ratio = config.telemetry.sample_ratio,
+                                                    .sink = exporter.get()});
   asio::io_context main_io{1};
   // Installed first: a SIGTERM that arrives once anything could have seen this process begins a
   // drain rather than killing it.
@@ -139,7 +171,8 @@ int Run(const config::Config& config, RunOptions options) {
   fanout::Tailer tailer(*store, registry, metrics, logger, api::EncodeServerEnvelope,
                         fanout::TailerOptions{.poll_interval = std::chrono::milliseconds(
                                                   config.streams.poll_interval_ms),
-                                              .max_gap_ranges = config.streams.max_gap_ranges});
+                                              .max_gap_ranges = config.streams.max_gap_ranges,
+                                              .tracer = &tracer});
   store->SetCommitListener([&tailer](int64_t last_id) { tailer.OnCommit(last_id); });
   // The tailer and the commit listener stop before the store closes, on every return path.
   struct StopTailer {
@@ -187,6 +220,7 @@ int Run(const config::Config& config, RunOptions options) {
       .registry = &registry,
       .fetch_permits = &fetch_permits,
       .streams = config.streams,
+      .tracer = &tracer,
   };
 
   // Step 6: the public configuration (CONF-009). No key set is loaded yet (auth lands later).
@@ -220,7 +254,8 @@ int Run(const config::Config& config, RunOptions options) {
         router, admission, metrics, logger,
         rpc::DispatcherOptions{.max_request_bytes = config.limits.max_request_bytes,
                                .identifier = config.server.identifier,
-                               .request_logger = config.server.request_logger});
+                               .request_logger = config.server.request_logger,
+                               .tracer = &tracer});
     net_workers.push_back(
         net::Worker{.io = &w->io, .factory = w->dispatcher.get(), .connections = &w->connections});
     workers.push_back(std::move(w));
@@ -326,14 +361,22 @@ int Run(const config::Config& config, RunOptions options) {
 
   // Workers finish writing what is queued (trailers of the calls ended above), then stop; a
   // worker that cannot finish within the telemetry flush bound is abandoned.
+  // The same bound then covers the trace flush (OPS-008: exit within the drain deadline + 5 s).
+  const auto flush_deadline = std::chrono::steady_clock::now() + kTelemetryFlushBound;
   guards.clear();
   {
     std::unique_lock lock(stopped_mu);
-    stopped_cv.wait_for(lock, kTelemetryFlushBound, [&] { return running == 0; });
+    stopped_cv.wait_until(lock, flush_deadline, [&] { return running == 0; });
   }
   for (auto& w : workers) {
     w->io.stop();
     w->thread.join();
+  }
+  if (exporter) {
+    exporter->Shutdown(flush_deadline);
+    if (const uint64_t dropped = exporter->dropped(); dropped > 0) {
+      logger.Warn("trace spans dropped", {telemetry::Field::Count(dropped)});
+    }
   }
   logger.Info("stopped");
   return 0;

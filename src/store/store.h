@@ -87,6 +87,9 @@ struct CommitPublishRequest {
 struct CommitPublishResult {
   std::vector<EnvelopeMeta> metas;  // one per item, same order
   std::vector<bool> duplicate;      // per item: already stored (true) or stored now (false)
+  // When the publish's locks were held (the end of the publish.locks span, the start of
+  // db.commit_publish); unset for a request with no items.
+  Clock::time_point locked_at{};
 };
 
 struct TopicCursor {

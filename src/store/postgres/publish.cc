@@ -337,6 +337,12 @@ std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Publis
     if (auto* e = std::get_if<DbError>(&r)) {
       return batch_failure(*e);
     }
+    // The publish.locks / db.commit_publish span boundary: the locks are held once this round
+    // trip has answered.
+    const Clock::time_point locked_at = Clock::now();
+    for (CommitPublishResult& result : results) {
+      result.locked_at = locked_at;
+    }
     const std::vector<PgResult>& out = std::get<std::vector<PgResult>>(r);
     const PgResult& rows = out[duplicates_at];
     for (int row = 0; row < rows.rows(); ++row) {
