@@ -2,6 +2,7 @@
 // the metrics registry and the enforced limits. Const after startup; outlives every call.
 #pragma once
 
+#include "api/cpu_pool.h"
 #include "config/config.h"
 #include "fanout/fetch_permits.h"
 #include "fanout/registry.h"
@@ -14,6 +15,8 @@ namespace xb::api {
 struct ApiContext {
   store::Store* store = nullptr;
   store::DbPool* db = nullptr;
+  // Signature checks (key packages, identity updates) run here, never on an I/O thread.
+  CpuPool* cpu = nullptr;
   telemetry::Metrics* metrics = nullptr;
   config::LimitsConfig limits;
   config::RetentionConfig retention;

@@ -1,5 +1,6 @@
 #include "api/publish_service.h"
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <set>
@@ -10,6 +11,7 @@
 #include "rpc/unary.h"
 #include "validate/canonical.h"
 #include "validate/envelope.h"
+#include "validate/key_package_validator.h"
 
 namespace xb::api {
 
@@ -65,6 +67,72 @@ std::optional<PendingFailure> Admit(const validate::ParsedEnvelope&, uint32_t) {
   return std::nullopt;
 }
 
+// A key package of the request awaiting validation: its item and the parse to validate.
+struct PendingKeyPackage {
+  size_t item = 0;
+  validate::ParsedKeyPackage parsed;
+};
+
+// The backend's clock for key-package lifetimes (VALIDATION.md 4.3 step 8), whole seconds.
+uint64_t NowSeconds() {
+  const auto since_epoch = std::chrono::system_clock::now().time_since_epoch();
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(since_epoch).count();
+  return seconds < 0 ? 0 : static_cast<uint64_t>(seconds);
+}
+
+// implements: JOIN-007, JOIN-008, JOIN-004 at admission (STORE.md 3.1 steps 3-4, API-222)
+// Key packages that are not already stored are validated on the CPU pool; each failure becomes
+// its item's pending failure (REASON_INVALID_KEY_PACKAGE at the item's first position), which the
+// store resolves under its locks (a copy committed meanwhile turns it into a duplicate success).
+// A stored duplicate is not validated again: a retry of an accepted package succeeds even after
+// its lifetime ended. Fails only when the store or the CPU pool is unavailable.
+asio::awaitable<Status> ValidateKeyPackages(const ApiContext& ctx,
+                                            std::vector<store::PublishItem>& items,
+                                            const std::vector<uint32_t>& first_position,
+                                            std::vector<PendingKeyPackage> pending) {
+  std::vector<std::pair<std::string, store::Hash>> keys;
+  keys.reserve(pending.size());
+  for (const PendingKeyPackage& p : pending) {
+    keys.emplace_back(items[p.item].topic, items[p.item].message_hash);
+  }
+  auto duplicates_job = [store = ctx.store, keys = std::move(keys)] {
+    return store->FindDuplicates(keys);
+  };
+  auto duplicates = co_await ctx.db->Run(std::move(duplicates_job));
+  if (auto* error = std::get_if<store::StoreError>(&duplicates)) {
+    co_return StoreErrorStatus(*error, *ctx.metrics);
+  }
+  const auto& stored = std::get<std::vector<std::optional<store::EnvelopeMeta>>>(duplicates);
+  std::vector<PendingKeyPackage> to_validate;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (!stored.at(i).has_value()) {
+      to_validate.push_back(std::move(pending[i]));
+    }
+  }
+  if (to_validate.empty()) {
+    co_return Status::Ok();
+  }
+  auto validate_job = [to_validate = std::move(to_validate), now = NowSeconds()] {
+    std::vector<std::pair<size_t, Status>> failures;
+    for (const PendingKeyPackage& p : to_validate) {
+      Status status = validate::ValidateKeyPackage(p.parsed, now);
+      if (!status.ok()) {
+        failures.emplace_back(p.item, std::move(status));
+      }
+    }
+    return failures;
+  };
+  auto failures = co_await ctx.cpu->Run(std::move(validate_job));
+  if (!failures.has_value()) {
+    co_return Unavailable("signature verifier unavailable");
+  }
+  for (auto& [item, status] : *failures) {
+    items[item].pending_failure = PublishRejected(v1::PublishError::REASON_INVALID_KEY_PACKAGE,
+                                                  first_position[item], status.message());
+  }
+  co_return Status::Ok();
+}
+
 // A failed publish: every position counts as rejected, the request once by its reason.
 Status Reject(const ApiContext& ctx, int positions, Reason reason, std::optional<uint32_t> index,
               std::string message) {
@@ -94,6 +162,7 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
   std::map<std::string, store::Hash> identity_update_by_topic;
   std::set<std::string> distinct_topics;
   std::optional<PendingFailure> failure;
+  std::vector<PendingKeyPackage> key_packages;
   auto fail = [&failure](uint32_t index, Reason reason, std::string message) {
     if (!failure || index < failure->index) {
       failure = PendingFailure{index, reason, std::move(message)};
@@ -155,14 +224,40 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
     if (parsed.kind == validate::TopicKind::kIdentityUpdate) {
       item.identity_validated_head = 0;  // read below, from the history snapshot
     }
+    if (parsed.key_package.has_value()) {
+      key_packages.push_back({.item = items.size(), .parsed = *std::move(parsed.key_package)});
+    }
     item.payload = std::move(parsed.stored_bytes);
     item_of[index] = items.size();
     item_by_key.emplace(key, items.size());
     first_position.push_back(index);
     items.push_back(std::move(item));
   }
-  // A parse, bound or admission failure cannot be a stored duplicate: the request fails at the
-  // lowest failing index, without touching the store.
+  // Key packages (STORE.md 3.1 steps 3-4): stored duplicates skip validation, the rest are
+  // validated off the I/O thread. Skipped when an earlier parse failure decides the answer anyway.
+  if (!key_packages.empty() &&
+      (!failure || first_position[key_packages.front().item] < failure->index)) {
+    Status validated =
+        co_await ValidateKeyPackages(ctx, items, first_position, std::move(key_packages));
+    if (!validated.ok()) {
+      ctx.metrics->api().publish_envelopes.Add(telemetry::PublishOutcome::kRejected,
+                                               static_cast<uint64_t>(n));
+      co_return validated;
+    }
+    // API-223: with a parse failure pending, a lower-index invalid key package decides instead.
+    if (failure) {
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (const auto& pending = items[i].pending_failure) {
+          const auto detail = PublishErrorOf(*pending);
+          fail(first_position[i],
+               detail ? detail->reason() : v1::PublishError::REASON_INVALID_KEY_PACKAGE,
+               pending->message());
+        }
+      }
+    }
+  }
+  // A parse or bound failure cannot be a stored duplicate: the request fails at the lowest
+  // failing index, without touching the store.
   if (failure) {
     co_return Reject(ctx, n, failure->reason, failure->index, failure->message);
   }

@@ -46,6 +46,9 @@ namespace {
 // Transport ceiling (API-282): an HTTP/1.1 body may carry a base64 (text mode) request message.
 constexpr uint64_t kMaxHttp1BodyBytes = 26214400ULL / 3 * 4 + 4096;
 constexpr auto kTelemetryFlushBound = std::chrono::seconds(5);
+// Publish requests whose signature checks may wait for the CPU pool at once; one more is answered
+// UNAVAILABLE (api/cpu_pool.h). Each job is one request's whole batch of checks.
+constexpr size_t kCpuPoolMaxQueuedJobs = 4096;
 
 size_t WorkerCount() {
   cpu_set_t set;
@@ -170,9 +173,13 @@ int Run(const config::Config& config, RunOptions options) {
   // Catch-up reads of all streams together use at most half the pooled connections.
   fanout::FetchPermits fetch_permits(std::max<size_t>(1, config.database.max_connections / 2));
   store::DbPool db_pool(std::max<size_t>(1, config.database.max_connections));
+  // One CPU thread per core, like the I/O threads: signature checks are pure CPU (ARCHITECTURE.md
+  // section 2). The admission bound keeps the queue finite under a flood of publishes.
+  api::CpuPool cpu_pool(WorkerCount(), kCpuPoolMaxQueuedJobs);
   api::ApiContext api_context{
       .store = store.get(),
       .db = &db_pool,
+      .cpu = &cpu_pool,
       .metrics = &metrics,
       .limits = config.limits,
       .retention = config.retention,
