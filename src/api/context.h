@@ -12,11 +12,15 @@
 
 namespace xb::api {
 
+class ScwVerifier;
+
 struct ApiContext {
   store::Store* store = nullptr;
   store::DbPool* db = nullptr;
   // Signature checks (key packages, identity updates) run here, never on an I/O thread.
   CpuPool* cpu = nullptr;
+  // Smart-contract-wallet verdicts over the configured chains (identity updates, IdentityService).
+  ScwVerifier* scw = nullptr;
   telemetry::Metrics* metrics = nullptr;
   config::LimitsConfig limits;
   config::RetentionConfig retention;
