@@ -2,6 +2,9 @@
 // the metrics registry and the enforced limits. Const after startup; outlives every call.
 #pragma once
 
+#include <boost/asio/awaitable.hpp>
+#include <functional>
+
 #include "api/cpu_pool.h"
 #include "config/config.h"
 #include "fanout/fetch_permits.h"
@@ -29,6 +32,9 @@ struct ApiContext {
   fanout::Registry* registry = nullptr;
   fanout::FetchPermits* fetch_permits = nullptr;
   config::StreamsConfig streams;
+  // Test builds only (xmtp-backend-testing): awaited by Publish after identity updates were
+  // validated and before the commit, so a test can hold two validated publishes (API-232).
+  std::function<boost::asio::awaitable<void>()> before_identity_commit;
 };
 
 }  // namespace xb::api

@@ -296,6 +296,13 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
     co_return Reject(ctx, n, failure->reason, failure->index, failure->message);
   }
 
+  if (ctx.before_identity_commit &&
+      std::any_of(items.begin(), items.end(), [](const store::PublishItem& i) {
+        return !i.identity_changes.empty() || i.identity_validated_head.has_value();
+      })) {
+    co_await ctx.before_identity_commit();
+  }
+
   store::CommitPublishRequest commit;
   commit.items = std::move(items);
   commit.retention = store::RetentionSeconds{.group_message = ctx.retention.group_message_seconds,

@@ -198,6 +198,7 @@ int Run(const config::Config& config, RunOptions options) {
       .registry = &registry,
       .fetch_permits = &fetch_permits,
       .streams = config.streams,
+      .before_identity_commit = options.before_identity_commit,
   };
 
   // Step 6: the public configuration (CONF-009). No key set is loaded yet (auth lands later).

@@ -11,8 +11,8 @@ import os
 
 import identity_signers as s
 
-spec = json.load(open(os.environ.get("XB_SPEC_VECTORS",
-                                     "/work/shared/spec/VALIDATION-vectors.json")))
+with open(os.environ.get("XB_SPEC_VECTORS", "/work/shared/spec/VALIDATION-vectors.json")) as f:
+    spec = json.load(f)
 log = spec["identity_log"]
 u1, u3 = log["update1"], log["update3"]
 OTHER_WALLET = bytes.fromhex("11" * 32)
