@@ -61,9 +61,9 @@ struct PendingFailure {
 };
 
 // The admission seam (API-230): checks beyond parsing that a non-duplicate envelope must pass
-// before it is stored — key-package validation (JOIN-007/008) and identity-update validation
-// against the inbox's history (IDENT-005). Parsing alone admits today; the payload validation
-// issue plugs the checks in here and returns their failure.
+// before it is stored — identity-update validation against the inbox's history (IDENT-005).
+// Parsing alone admits today. (Key packages are validated by ValidateKeyPackages below, after the
+// stored-duplicate lookup and on the CPU pool.)
 std::optional<PendingFailure> Admit(const validate::ParsedEnvelope&, uint32_t) {
   return std::nullopt;
 }

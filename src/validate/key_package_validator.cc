@@ -1,5 +1,7 @@
 #include "validate/key_package_validator.h"
 
+#include <google/protobuf/stubs/logging.h>
+
 #include <algorithm>
 
 #include "identity/credential.pb.h"
@@ -42,6 +44,9 @@ bool AllowedInKeyPackage(uint16_t type) {
 // MlsCredential. Unknown fields are ignored; a proto3 string with invalid UTF-8 fails the parse.
 // The inbox id itself is not judged (API-235).
 bool IsMlsCredential(std::string_view identity) {
+  // protobuf reports a proto3 string with invalid UTF-8 on stderr before failing the parse; a
+  // client could trigger that line at will, so it is silenced here (the refusal is the answer).
+  const google::protobuf::LogSilencer silence_utf8_report;
   xmtp::identity::MlsCredential credential;
   return credential.ParseFromArray(identity.data(), static_cast<int>(identity.size()));
 }

@@ -1,7 +1,9 @@
 """Key-package admission against the real binary (VALIDATION.md 4, API-230, API-235, JOIN-007/008/004):
 valid packages from the spec's vectors are stored, tampered and invalid ones get INVALID_ARGUMENT
-with a PublishError naming their index and reason, and nothing of a failed request is stored."""
+with a PublishError naming their index and reason, and nothing of a failed request is stored. On
+the embedded SQLite engine and, when XB_PG_PRIMARY names a cluster (always in CI), on PostgreSQL."""
 import hashlib
+import os
 import unittest
 import urllib.request
 
@@ -43,12 +45,15 @@ def publish_error(rpc_error):
     raise AssertionError("no grpc-status-details-bin")
 
 
-class KeyPackageAdmissionTest(unittest.TestCase):
-    """Each test gets its own server: every vector shares one installation key, so one topic, and
-    "nothing stored" is checked as "the topic is still empty / unchanged"."""
+class KeyPackageAdmissionMixin:
+    """Each test gets its own server and database: every vector shares one installation key, so
+    one topic, and "nothing stored" is checked as "the topic is still empty / unchanged"."""
+
+    def server_config(self):
+        raise NotImplementedError
 
     def setUp(self):
-        self.server = harness.Server()
+        self.server = harness.Server(config=self.server_config())
         self.server.start()
         self.addCleanup(self._stop)
 
@@ -86,6 +91,14 @@ class KeyPackageAdmissionTest(unittest.TestCase):
                                              include_full_envelope=True)
         return list(self.call(NEWEST, req, backend_pb2.QueryNewestResponse).results)
 
+    def newest_eventually(self, topic, sequence_id):
+        """QueryNewest may answer from the replica (OPS-009): wait, with a deadline, until it shows
+        the row with `sequence_id` (or a later one)."""
+        def caught_up():
+            head = self.newest(topic)
+            return head if head and head[0].meta.cursor.sequence_id >= sequence_id else None
+        return harness.wait_for(caught_up, 10, "QueryNewest to show the published key package")
+
     def scrape(self):
         return urllib.request.urlopen(
             "http://127.0.0.1:%d/metrics" % self.server.metrics_port, timeout=5).read().decode()
@@ -109,7 +122,7 @@ class KeyPackageAdmissionTest(unittest.TestCase):
         for index in (len(V.MINIMAL) - 64, len(V.MINIMAL) - 100):  # KP sig, leaf sig region
             self.assert_rejected(self.publish_fails(key_package(flip(V.MINIMAL, index, 0x80))),
                                  0, INVALID_KEY_PACKAGE)
-        head = self.newest(V.TOPIC)
+        head = self.newest_eventually(V.TOPIC, meta.cursor.sequence_id)
         self.assertEqual(len(head), 1)
         self.assertEqual(head[0].meta, meta)
         self.assertEqual(head[0].envelope.key_package.key_package_tls_serialized, V.MINIMAL)
@@ -131,9 +144,10 @@ class KeyPackageAdmissionTest(unittest.TestCase):
                     reason = {"REASON_INVALID_KEY_PACKAGE": INVALID_KEY_PACKAGE,
                               "REASON_MALFORMED_PAYLOAD": MALFORMED}[expect]
                     self.assert_rejected(self.publish_fails(key_package(tls)), 0, reason)
-        self.publish(key_package(V.XMTP_LIKE))
-        # Only the three accepted packages were stored (the xmtp_like one last).
-        head = self.newest(V.TOPIC)
+        last = self.publish(key_package(V.XMTP_LIKE)).envelope_metas[0]
+        # The xmtp_like package, published last, is the topic's head.
+        head = self.newest_eventually(V.TOPIC, last.cursor.sequence_id)
+        self.assertEqual(head[0].meta, last)
         self.assertEqual(head[0].envelope.key_package.key_package_tls_serialized, V.XMTP_LIKE)
 
     # verifies: API-220, API-223 — an invalid key package fails the whole request at its index;
@@ -158,6 +172,21 @@ class KeyPackageAdmissionTest(unittest.TestCase):
         self.assert_rejected(self.publish_fails(invalid, malformed), 0, INVALID_KEY_PACKAGE)
         self.assert_rejected(self.publish_fails(malformed, invalid), 0, MALFORMED)
         self.assertEqual(self.newest(V.TOPIC), [])
+
+
+class SqliteKeyPackageAdmissionTest(KeyPackageAdmissionMixin, unittest.TestCase):
+    def server_config(self):
+        return harness.minimal_config()
+
+
+@unittest.skipUnless(os.environ.get("XB_PG_PRIMARY"), "needs XB_PG_PRIMARY")
+class PostgresKeyPackageAdmissionTest(KeyPackageAdmissionMixin, unittest.TestCase):
+    def server_config(self):
+        database = harness.create_pg_database()
+        self.addCleanup(database.drop)
+        return harness.minimal_config().replace(
+            'url = "sqlite://{data}/xmtp.db"',
+            'url = "%s"\nreplica_url = "%s"' % (database.primary, database.replica))
 
 
 if __name__ == "__main__":

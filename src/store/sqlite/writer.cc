@@ -70,16 +70,18 @@ void Writer::RunGroup(const std::vector<Job*>& group) {
   } else {
     conn_->RollbackIfOpen();
   }
-  {
-    std::lock_guard lock(mu_);
-    for (auto& [job, error] : finished) {
-      if (error) {
-        job->error = std::move(error);
-      }
-      job->done = true;
+  std::lock_guard lock(mu_);
+  for (auto& [job, error] : finished) {
+    if (error) {
+      job->error = std::move(error);
     }
+    Finish(*job);
   }
-  turn_.notify_all();
+}
+
+void Writer::Finish(Job& job) {
+  job.done = true;
+  job.cv.notify_one();
 }
 
 Writer::Writer(std::unique_ptr<Connection> conn, size_t max_queue)
@@ -132,14 +134,16 @@ MaybeError Writer::Enqueue(Job& entry) {
   queue_.push_back(&entry);
   work_.notify_one();
 
-  if (!turn_.wait_until(lock, deadline, [&entry] { return entry.started; })) {
-    // Still queued at the deadline: withdraw, so the job never runs.
-    queue_.erase(std::find(queue_.begin(), queue_.end(), &entry));
-    space_.notify_one();
-    return WriterError(ErrorKind::kTimeout, "waited too long for the database writer");
+  if (!entry.cv.wait_until(lock, deadline, [&entry] { return entry.done; })) {
+    if (!entry.started) {
+      // Still queued at the deadline: withdraw, so the job never runs.
+      queue_.erase(std::find(queue_.begin(), queue_.end(), &entry));
+      space_.notify_one();
+      return WriterError(ErrorKind::kTimeout, "waited too long for the database writer");
+    }
+    // The job runs now; its statements stop at the deadline, so this wait is bounded too.
+    entry.cv.wait(lock, [&entry] { return entry.done; });
   }
-  // The job runs now; its statements stop at the deadline, so this wait is bounded too.
-  turn_.wait(lock, [&entry] { return entry.done; });
   return std::move(entry.error);
 }
 
@@ -153,7 +157,7 @@ void Writer::Loop() {
         for (Job* queued : queue_) {
           queued->error = WriterError(ErrorKind::kOther, "the store is closing");
           queued->started = true;
-          queued->done = true;
+          Finish(*queued);
         }
         queue_.clear();
         break;
@@ -171,26 +175,20 @@ void Writer::Loop() {
         }
         lock.unlock();
         space_.notify_all();
-        turn_.notify_all();
         RunGroup(group);
         continue;
       }
     }
     space_.notify_one();
-    turn_.notify_all();
 
     conn_->SetDeadline(job->deadline);
     (*job->fn)(*conn_);
     conn_->ClearDeadline();
     conn_->RollbackIfOpen();
 
-    {
-      std::lock_guard lock(mu_);
-      job->done = true;
-    }
-    turn_.notify_all();
+    std::lock_guard lock(mu_);
+    Finish(*job);
   }
-  turn_.notify_all();
 }
 
 }  // namespace xb::store::sqlite

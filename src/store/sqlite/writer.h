@@ -54,10 +54,15 @@ class Writer {
     bool done = false;     // guarded by mu_
     MaybeError error;      // guarded by mu_; set when the job was failed without running
     bool grouped = false;  // const after queueing
+    // The caller waits on it for `done`. Notified with mu_ held: the Job lives on the caller's
+    // stack and may be gone as soon as mu_ is released after `done` is set.
+    std::condition_variable cv;
   };
 
   MaybeError Enqueue(Job& entry);
   void Loop();
+  // With mu_ held: marks `job` done and wakes its caller (only that caller).
+  static void Finish(Job& job);
   // Runs the grouped jobs at the front of the queue (already popped) in one transaction.
   void RunGroup(const std::vector<Job*>& group);
 
@@ -68,7 +73,6 @@ class Writer {
   std::mutex mu_;
   std::condition_variable work_;   // the writer waits for a job or for stopping_
   std::condition_variable space_;  // callers wait for queue space
-  std::condition_variable turn_;   // callers wait for their job to start and to end
   std::deque<Job*> queue_;         // guarded by mu_; jobs live on their callers' stacks
   bool stopping_ = false;          // guarded by mu_
 
