@@ -35,10 +35,11 @@ struct ScwVerdict {
 };
 
 struct ScwVerifierOptions {
-  std::map<std::string, std::string> chains;  // "eip155:N" -> http(s) RPC URL ([chains])
+  std::map<std::string, std::string> chains = {};  // "eip155:N" -> http(s) RPC URL ([chains])
   size_t max_cache_entries = 10000;
   std::chrono::milliseconds rpc_timeout{5000};  // per JSON-RPC call
-  std::string validator_bytecode;  // ERC-6492 universal validator (binary); empty: the built-in
+  std::string validator_bytecode =
+      {};  // ERC-6492 universal validator (binary); empty: the built-in
 };
 
 class ScwVerifier {
