@@ -73,6 +73,17 @@ TEST(Secp256k1, RecoversReferenceFixtureWithEveryVForm) {
     EXPECT_EQ(signer->address, "0x220ca99fb7fafa18cb623d924794dde47b4bc2e9");
     EXPECT_EQ(Hex(signer->canonical_rsv), std::string(kLegacyRs) + "01");
   }
+  // One byte changed (in r, in s, in the digest): never the wallet.
+  for (size_t at : {3u, 40u}) {
+    std::string sig = Unhex(kLegacyRs) + "\x1c";
+    sig[at] ^= 0x01;
+    auto tampered = RecoverEthereumSigner(Unhex(kLegacyHash), sig);
+    EXPECT_TRUE(!tampered || tampered->address != "0x220ca99fb7fafa18cb623d924794dde47b4bc2e9");
+  }
+  std::string digest = Unhex(kLegacyHash);
+  digest[0] ^= 0x01;
+  auto wrong_text = RecoverEthereumSigner(digest, Unhex(kLegacyRs) + "\x1c");
+  EXPECT_TRUE(!wrong_text || wrong_text->address != "0x220ca99fb7fafa18cb623d924794dde47b4bc2e9");
   // The other parity recovers some other key, never the wallet.
   auto other = RecoverEthereumSigner(Unhex(kLegacyHash), Unhex(kLegacyRs) + std::string(1, '\0'));
   ASSERT_TRUE(other.has_value());
