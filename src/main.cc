@@ -92,6 +92,7 @@ int main(int argc, char** argv) {
   xb::server::RunOptions options;
 #ifdef XB_TEST_HOOKS
   options.extra_handlers = xb::server::AddTestHooks;
+  options.before_identity_commit = xb::server::IdentityCommitGate;
 #endif
   return xb::server::Run(*config, std::move(options));
 }

@@ -2,6 +2,9 @@
 // the metrics registry and the enforced limits. Const after startup; outlives every call.
 #pragma once
 
+#include <boost/asio/awaitable.hpp>
+#include <functional>
+
 #include "api/cpu_pool.h"
 #include "config/config.h"
 #include "fanout/fetch_permits.h"
@@ -13,11 +16,15 @@
 
 namespace xb::api {
 
+class ScwVerifier;
+
 struct ApiContext {
   store::Store* store = nullptr;
   store::DbPool* db = nullptr;
   // Signature checks (key packages, identity updates) run here, never on an I/O thread.
   CpuPool* cpu = nullptr;
+  // Smart-contract-wallet verdicts over the configured chains (identity updates, IdentityService).
+  ScwVerifier* scw = nullptr;
   telemetry::Metrics* metrics = nullptr;
   config::LimitsConfig limits;
   config::RetentionConfig retention;
@@ -28,6 +35,9 @@ struct ApiContext {
   config::StreamsConfig streams;
   // Spans of the span catalogue below the request span (publish stages, stream.*); nullptr: none.
   telemetry::Tracer* tracer = nullptr;
+  // Test builds only (xmtp-backend-testing): awaited by Publish after identity updates were
+  // validated and before the commit, so a test can hold two validated publishes (API-232).
+  std::function<boost::asio::awaitable<void>()> before_identity_commit;
 };
 
 }  // namespace xb::api

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "api/envelope_codec.h"
+#include "api/identity_admission.h"
 #include "api/publish_error.h"
 #include "api/store_status.h"
 #include "rpc/unary.h"
@@ -174,6 +175,7 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
   std::set<std::string> distinct_topics;
   std::optional<PendingFailure> failure;
   std::vector<PendingKeyPackage> key_packages;
+  std::vector<PendingIdentityUpdate> identity_updates;
   auto fail = [&failure](uint32_t index, Reason reason, std::string message) {
     if (!failure || index < failure->index) {
       failure = PendingFailure{index, reason, std::move(message)};
@@ -234,7 +236,9 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
       item.push_eligible = true;
     }
     if (parsed.kind == validate::TopicKind::kIdentityUpdate) {
-      item.identity_validated_head = 0;  // read below, from the history snapshot
+      item.identity_validated_head = 0;  // set below, from the history snapshot
+      identity_updates.push_back(
+          {.item = items.size(), .update = *std::move(parsed.identity_update)});
     }
     if (parsed.key_package.has_value()) {
       key_packages.push_back({.item = items.size(), .parsed = *std::move(parsed.key_package)});
@@ -247,6 +251,10 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
   }
   // Key packages (STORE.md 3.1 steps 3-4): stored duplicates skip validation, the rest are
   // validated off the I/O thread. Skipped when an earlier parse failure decides the answer anyway.
+  // publish.validate_publish: the signature and history checks of key packages and identity
+  // updates (on the CPU pool), up to the commit.
+  telemetry::Span validate_span =
+      StartSpan(ctx, telemetry::Operation::kPublishValidatePublish, parent);
   if (!key_packages.empty() &&
       (!failure || first_position[key_packages.front().item] < failure->index)) {
     Status validated =
@@ -268,6 +276,36 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
       }
     }
   }
+  // Identity updates (VALIDATION.md 5.10, STORE.md 3.1 steps 3-4): stored duplicates skip
+  // validation; the rest are validated against their inbox's whole history in one snapshot, off
+  // the I/O thread, and carry that snapshot's head (API-232) and their projection changes.
+  if (!identity_updates.empty() &&
+      (!failure || first_position[identity_updates.front().item] < failure->index)) {
+    Status validated =
+        co_await AdmitIdentityUpdates(ctx, items, first_position, std::move(identity_updates));
+    if (!validated.ok()) {
+      ctx.metrics->api().publish_envelopes.Add(telemetry::PublishOutcome::kRejected,
+                                               static_cast<uint64_t>(n));
+      co_return validated;
+    }
+    // API-223: with a parse failure pending, a lower-index identity failure decides instead; a
+    // retryable one there is UNAVAILABLE (VALIDATION.md 1.2 step 5, [open] precedence).
+    if (failure) {
+      for (size_t i = 0; i < items.size(); ++i) {
+        const auto& pending = items[i].pending_failure;
+        if (!pending || first_position[i] >= failure->index) {
+          continue;
+        }
+        if (const auto detail = PublishErrorOf(*pending)) {
+          fail(first_position[i], detail->reason(), pending->message());
+        } else {
+          ctx.metrics->api().publish_envelopes.Add(telemetry::PublishOutcome::kRejected,
+                                                   static_cast<uint64_t>(n));
+          co_return *pending;
+        }
+      }
+    }
+  }
   // A parse or bound failure cannot be a stored duplicate: the request fails at the lowest
   // failing index, without touching the store.
   if (failure) {
@@ -276,24 +314,11 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
   }
   parse_span.End();
 
-  // API-232: an identity update is validated against its inbox's whole history, read in one
-  // snapshot; the head of that snapshot is re-checked under the locks.
-  telemetry::Span validate_span =
-      StartSpan(ctx, telemetry::Operation::kPublishValidatePublish, parent);
-  for (auto& item : items) {
-    if (!item.identity_validated_head) {
-      continue;
-    }
-    auto history_job = [store = ctx.store, topic = item.topic] { return store->History(topic); };
-    auto history = co_await ctx.db->Run(std::move(history_job));
-    if (auto* error = std::get_if<store::StoreError>(&history)) {
-      validate_span.SetError();
-      ctx.metrics->api().publish_envelopes.Add(telemetry::PublishOutcome::kRejected,
-                                               static_cast<uint64_t>(n));
-      co_return StoreErrorStatus(*error, *ctx.metrics);
-    }
-    const auto& rows = std::get<std::vector<store::StoredEnvelope>>(history);
-    item.identity_validated_head = rows.empty() ? 0 : rows.back().meta.sequence_id;
+  if (ctx.before_identity_commit &&
+      std::any_of(items.begin(), items.end(), [](const store::PublishItem& i) {
+        return !i.identity_changes.empty() || i.identity_validated_head.has_value();
+      })) {
+    co_await ctx.before_identity_commit();
   }
   validate_span.End();
 
@@ -324,6 +349,14 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
     }
   }
   if (auto* error = std::get_if<store::StoreError>(&result)) {
+    if (error->kind == store::ErrorKind::kAdmission &&
+        error->admission.code() != StatusCode::kInvalidArgument) {
+      // A retryable verifier failure (UNAVAILABLE, API-231) or a history that does not decode
+      // (INTERNAL) at the lowest failing index.
+      ctx.metrics->api().publish_envelopes.Add(telemetry::PublishOutcome::kRejected,
+                                               static_cast<uint64_t>(n));
+      co_return error->admission;
+    }
     if (error->kind == store::ErrorKind::kAdmission) {
       auto detail = PublishErrorOf(error->admission);
       const Reason reason =

@@ -17,8 +17,10 @@
 
 #include "api/configuration_service.h"
 #include "api/envelope_codec.h"
+#include "api/identity_service.h"
 #include "api/publish_service.h"
 #include "api/query_service.h"
+#include "api/scw_verifier.h"
 #include "api/stream_service.h"
 #include "config/load.h"
 #include "config/socket_address.h"
@@ -209,10 +211,19 @@ int Run(const config::Config& config, RunOptions options) {
   // One CPU thread per core, like the I/O threads: signature checks are pure CPU (ARCHITECTURE.md
   // section 2). The admission bound keeps the queue finite under a flood of publishes.
   api::CpuPool cpu_pool(WorkerCount(), kCpuPoolMaxQueuedJobs);
+  // Smart-contract-wallet verdicts over [chains], cache bounded by
+  // validation.max_scw_cache_entries.
+  api::ScwVerifier scw_verifier(
+      api::ScwVerifierOptions{.chains = config.chains,
+                              .max_cache_entries = config.validation.max_scw_cache_entries,
+                              .rpc_timeout = std::chrono::milliseconds(5000),
+                              .validator_bytecode = {}},
+      &metrics);
   api::ApiContext api_context{
       .store = store.get(),
       .db = &db_pool,
       .cpu = &cpu_pool,
+      .scw = &scw_verifier,
       .metrics = &metrics,
       .limits = config.limits,
       .retention = config.retention,
@@ -221,6 +232,7 @@ int Run(const config::Config& config, RunOptions options) {
       .fetch_permits = &fetch_permits,
       .streams = config.streams,
       .tracer = &tracer,
+      .before_identity_commit = options.before_identity_commit,
   };
 
   // Step 6: the public configuration (CONF-009). No key set is loaded yet (auth lands later).
@@ -234,6 +246,7 @@ int Run(const config::Config& config, RunOptions options) {
   api::AddConfigurationService(router, std::move(public_config).value());
   api::AddQueryService(router, api_context);
   api::AddPublishService(router, api_context);
+  api::AddIdentityService(router, api_context);
   api::AddStreamService(router, api_context);
   if (options.extra_handlers) {
     options.extra_handlers(router);

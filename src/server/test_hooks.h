@@ -3,12 +3,23 @@
 // drain tests (OPS-008).
 #pragma once
 
+#include <boost/asio/awaitable.hpp>
+
 #include "rpc/router.h"
 
 namespace xb::server {
 
 // /xb.test.v1.TestService/Sleep: request grpc.health.v1.HealthCheckRequest whose `service` is the
 // sleep in milliseconds; answers HealthCheckResponse{SERVING} after it.
+//
+// Identity commit gate (API-232 concurrency tests): /xb.test.v1.TestService/HoldIdentityCommits
+// arms it; from then on every publish carrying an identity update parks after validation, before
+// its commit. /ParkedIdentityCommits answers SERVING once at least `service` (decimal) publishes
+// are parked, NOT_SERVING before. /ReleaseIdentityCommits disarms and releases them all. A parked
+// publish gives up waiting after 30 s.
 void AddTestHooks(rpc::Router& router);
+
+// The gate itself, awaited by Publish (RunOptions::before_identity_commit). Suspends.
+boost::asio::awaitable<void> IdentityCommitGate();
 
 }  // namespace xb::server

@@ -57,6 +57,12 @@ struct IdentifierChange {
   bool added = true;  // false: revoked
 };
 
+// A projection lookup key (STORE.md 2.2): normalized identifier and IdentifierKind value.
+struct IdentifierKey {
+  std::string identifier;
+  int32_t identifier_kind = 0;
+};
+
 // One distinct (topic, hash) of a publish, in order of first appearance in the request.
 struct PublishItem {
   std::string topic;
@@ -214,6 +220,13 @@ class Store {
   // empty unless `with_payload`. The read database (replica when configured).
   virtual StoreResult<std::vector<StoredEnvelope>> Newest(const std::vector<std::string>& topics,
                                                           bool with_payload) = 0;
+
+  // API-270 (STORE.md 7, GetInboxIds): per input position the inbox (32 bytes) whose
+  // identifier_association row for (identifier, kind) has no revocation and the greatest
+  // association id; nullopt when none. Inputs are already normalized by kind; repeats allowed.
+  // The read database (replica when configured, OPS-009).
+  virtual StoreResult<std::vector<std::optional<std::string>>> InboxIds(
+      const std::vector<IdentifierKey>& identifiers) = 0;
 
   // API 3.7: the envelope with that id, nullopt when none is visible. Primary.
   virtual StoreResult<std::optional<StoredEnvelope>> Get(int64_t sequence_id) = 0;

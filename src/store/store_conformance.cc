@@ -301,6 +301,46 @@ TEST_P(StoreConformanceTest, IdentityCapRejectsOnlyNewUpdates) {
   EXPECT_EQ(history.size(), 2u);
 }
 
+TEST_P(StoreConformanceTest, InboxIdsFollowTheLatestLiveAssociation) {
+  // verifies: API-270 (STORE.md 2.2 projection, STORE.md 7 GetInboxIds)
+  const std::string a = IdentityTopic(20);
+  const std::string b = IdentityTopic(21);
+  auto with = [](PublishItem item, std::vector<IdentifierChange> changes) {
+    item.identity_changes = std::move(changes);
+    return item;
+  };
+  const IdentifierKey eth{"0xabc", 1};
+  const IdentifierKey passkey{"04aa", 2};
+  ASSERT_STORE_OK(auto none, store_->InboxIds({eth, passkey}));
+  EXPECT_EQ(none, (std::vector<std::optional<std::string>>{std::nullopt, std::nullopt}));
+
+  ASSERT_STORE_OK(CommitPublishResult r1,
+                  store_->CommitPublish(Request(
+                      {with(IdentityItem(a, "a1", 0), {{"0xabc", 1, true}, {"04aa", 2, true}})})));
+  ASSERT_STORE_OK(
+      CommitPublishResult r2,
+      store_->CommitPublish(Request({with(IdentityItem(b, "b1", 0), {{"0xabc", 1, true}})})));
+  // The newest live association wins; kinds are separate keys; repeats are answered each time.
+  ASSERT_STORE_OK(auto newest, store_->InboxIds({eth, passkey, eth, {"0xabc", 2}, {"0xdef", 1}}));
+  EXPECT_EQ(newest, (std::vector<std::optional<std::string>>{b.substr(1), a.substr(1), b.substr(1),
+                                                             std::nullopt, std::nullopt}));
+  // Revoking the newest association exposes the older live one.
+  ASSERT_STORE_OK(CommitPublishResult r3,
+                  store_->CommitPublish(Request({with(
+                      IdentityItem(b, "b2", r2.metas[0].sequence_id), {{"0xabc", 1, false}})})));
+  ASSERT_STORE_OK(auto older, store_->InboxIds({eth}));
+  EXPECT_EQ(older, (std::vector<std::optional<std::string>>{a.substr(1)}));
+  // And revoking that one leaves none.
+  ASSERT_STORE_OK(CommitPublishResult r4,
+                  store_->CommitPublish(Request({with(
+                      IdentityItem(a, "a2", r1.metas[0].sequence_id), {{"0xabc", 1, false}})})));
+  ASSERT_STORE_OK(auto gone, store_->InboxIds({eth, passkey}));
+  EXPECT_EQ(gone, (std::vector<std::optional<std::string>>{std::nullopt, a.substr(1)}));
+  EXPECT_GT(r4.metas[0].sequence_id, r3.metas[0].sequence_id);
+  ASSERT_STORE_OK(auto empty, store_->InboxIds({}));
+  EXPECT_TRUE(empty.empty());
+}
+
 // ---- Expiry. ----
 
 TEST_P(StoreConformanceTest, ExpiryFollowsTheRetentionClassAndExemptIsZero) {

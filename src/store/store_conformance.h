@@ -77,6 +77,10 @@ class OwningStore final : public Store {
   StoreResult<std::vector<int64_t>> Heads(const std::vector<std::string>& topics) override {
     return store_->Heads(topics);
   }
+  StoreResult<std::vector<std::optional<std::string>>> InboxIds(
+      const std::vector<IdentifierKey>& identifiers) override {
+    return store_->InboxIds(identifiers);
+  }
   StoreResult<std::vector<std::vector<StoredEnvelope>>> CatchUp(
       const std::vector<CatchUpRange>& ranges, uint32_t per_range, uint64_t byte_budget) override {
     return store_->CatchUp(ranges, per_range, byte_budget);

@@ -12,6 +12,7 @@ import grpc
 
 import envelopes as E
 import harness
+import identity_updates as U
 from google.rpc import status_pb2
 from xmtp.backend.v1 import backend_pb2
 
@@ -72,7 +73,7 @@ class EnvelopeApiMixin:
         gid = self.fresh_id()
         envs = [E.group_message(gid, 1, b"a"), E.group_message(gid, 3, b"commit"),
                 E.welcome(self.fresh_id(32)), E.commit_log(gid),
-                E.identity_update(self.fresh_id(32).hex())]
+                U.envelope(U.registration(int.from_bytes(self.fresh_id(8), "big"))[1])]
         resp = self.publish(*envs)
         self.assertEqual(len(resp.envelope_metas), len(envs))
         ids = [m.cursor.sequence_id for m in resp.envelope_metas]
@@ -139,8 +140,9 @@ class EnvelopeApiMixin:
 
     # verifies: API-233
     def test_two_identity_updates_for_one_inbox_fail_at_the_later_index(self):
-        inbox = self.fresh_id(32).hex()
-        detail = publish_error(self.publish_fails(E.identity_update(inbox, 1),
+        # The first is a valid registration (an invalid one would fail first, at index 0).
+        inbox, first = U.registration(int.from_bytes(self.fresh_id(8), "big"))
+        detail = publish_error(self.publish_fails(U.envelope(first),
                                                   E.identity_update(inbox, 2)))
         self.assertEqual(detail.reason, backend_pb2.PublishError.REASON_INVALID_IDENTITY_UPDATE)
         self.assertEqual(detail.index, 1)
@@ -370,7 +372,8 @@ class PostgresIdentityRaceTest(harness.PgServerTestCase):
     # verifies: API-232 — an identity update validated against a history whose head moved before
     # its commit fails ABORTED and stores nothing.
     def test_identity_head_moved_is_aborted(self):
-        inbox = os.urandom(32)
+        inbox_hex, registration = U.registration(int.from_bytes(os.urandom(8), "big"))
+        inbox = bytes.fromhex(inbox_hex)
         topic_hex = "02" + inbox.hex()
         other = E.identity_update(inbox.hex(), 99).SerializeToString()
         # Another writer holds the identity lock, then commits an entry on the same identity topic
@@ -384,7 +387,7 @@ class PostgresIdentityRaceTest(harness.PgServerTestCase):
             with self.server.channel() as ch:
                 try:
                     harness.unary(ch, PUBLISH, backend_pb2.PublishRequest(
-                        envelopes=[E.identity_update(inbox.hex())]), backend_pb2.PublishResponse,
+                        envelopes=[U.envelope(registration)]), backend_pb2.PublishResponse,
                         timeout=30)
                     result["code"] = grpc.StatusCode.OK
                 except grpc.RpcError as e:

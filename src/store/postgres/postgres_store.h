@@ -79,6 +79,8 @@ class PostgresStore final : public Store {
   // ONLY transaction on it (candidate ids with sizes, the byte cutoff, then the admitted rows).
   StoreResult<std::unique_ptr<TailReader>> OpenTailReader() override;
   StoreResult<std::vector<int64_t>> Heads(const std::vector<std::string>& topics) override;
+  StoreResult<std::vector<std::optional<std::string>>> InboxIds(
+      const std::vector<IdentifierKey>& identifiers) override;
   StoreResult<std::vector<std::vector<StoredEnvelope>>> CatchUp(
       const std::vector<CatchUpRange>& ranges, uint32_t per_range, uint64_t byte_budget) override;
 

@@ -71,6 +71,20 @@ FROM unnest($1::bytea[]) WITH ORDINALITY AS u(topic, ord)
 LEFT JOIN topic_watermark AS w ON w.topic = u.topic
 ORDER BY u.ord)sql";
 
+// implements: STORE.md 7 (GetInboxIds: per input position the identifier_association_active row
+// with the greatest association id, NULL when none), API-270. Identifiers travel as bytea (the
+// UTF-8 of the normalized text) because Params has no text arrays.
+constexpr const char* kInboxIds = R"sql(
+SELECT x.inbox_id
+FROM unnest($1::bytea[], $2::int8[]) WITH ORDINALITY AS u(identifier, kind, ord)
+LEFT JOIN LATERAL (
+  SELECT a.inbox_id FROM identifier_association AS a
+  WHERE a.identifier = convert_from(u.identifier, 'UTF8') AND a.identifier_kind = u.kind::smallint
+    AND a.revocation_sequence_id IS NULL
+  ORDER BY a.association_sequence_id DESC
+  LIMIT 1) AS x ON true
+ORDER BY u.ord)sql";
+
 // implements: STORE.md 7 (catch-up candidates: per range an envelopes_topic_sequence range scan
 // of at most $4 ids, with payload sizes but no payloads)
 constexpr const char* kCatchUpCandidates = R"sql(
@@ -335,6 +349,42 @@ StoreResult<std::vector<int64_t>> PostgresStore::Heads(const std::vector<std::st
   out.reserve(topics.size());
   for (int row = 0; row < rows.rows(); ++row) {
     out.push_back(rows.Int8(row, 0));
+  }
+  return out;
+}
+
+// implements: STORE.md 7 (GetInboxIds, one statement on the read database), OPS-009
+StoreResult<std::vector<std::optional<std::string>>> PostgresStore::InboxIds(
+    const std::vector<IdentifierKey>& identifiers) {
+  std::vector<std::optional<std::string>> out;
+  if (identifiers.empty()) {
+    return out;
+  }
+  std::vector<std::string_view> names;
+  std::vector<int64_t> kinds;
+  names.reserve(identifiers.size());
+  kinds.reserve(identifiers.size());
+  for (const IdentifierKey& key : identifiers) {
+    names.push_back(key.identifier);
+    kinds.push_back(key.identifier_kind);
+  }
+  Params params;
+  params.ByteaArray(names).Int8Array(kinds);
+  auto r = ReadOnce(ReadPool(), StatementTimeout(), "inbox ids", kInboxIds, params);
+  if (auto* e = std::get_if<DbError>(&r)) {
+    return e->ToStoreError();
+  }
+  const PgResult& rows = std::get<PgResult>(r);
+  if (rows.rows() != static_cast<int>(identifiers.size())) {
+    return BadRow("inbox ids");
+  }
+  out.reserve(identifiers.size());
+  for (int row = 0; row < rows.rows(); ++row) {
+    if (rows.IsNull(row, 0)) {
+      out.push_back(std::nullopt);
+    } else {
+      out.push_back(std::string(rows.Bytes(row, 0)));
+    }
   }
   return out;
 }

@@ -272,6 +272,34 @@ StoreResult<std::vector<int64_t>> ReadHeads(Connection& conn,
   return out;
 }
 
+// implements: STORE.md 7 (GetInboxIds), API-270
+StoreResult<std::vector<std::optional<std::string>>> ReadInboxIds(
+    Connection& conn, const std::vector<IdentifierKey>& identifiers) {
+  ReadTransaction txn(&conn);
+  if (MaybeError e = txn.Begin()) {
+    return *e;
+  }
+  std::vector<std::optional<std::string>> out;
+  out.reserve(identifiers.size());
+  for (const IdentifierKey& key : identifiers) {
+    StatementUse row = conn.Use(
+        "SELECT inbox_id FROM identifier_association WHERE identifier = ?1 AND "
+        "identifier_kind = ?2 AND revocation_sequence_id IS NULL "
+        "ORDER BY association_sequence_id DESC LIMIT 1",
+        "inbox ids");
+    row.BindText(1, key.identifier);
+    row.BindInt64(2, key.identifier_kind);
+    if (row.Step()) {
+      out.push_back(row.ColumnBlob(0));
+    } else if (row.error()) {
+      return *row.error();
+    } else {
+      out.push_back(std::nullopt);
+    }
+  }
+  return out;
+}
+
 // implements: STORE.md 7 (catch-up history: sizes first, byte cutoff keeping each range's prefix,
 // payloads for admitted ids only, one snapshot), ARC-087
 StoreResult<std::vector<std::vector<StoredEnvelope>>> ReadCatchUp(

@@ -52,6 +52,11 @@ StoreResult<int64_t> ReadBoundary(Connection& conn);
 StoreResult<std::vector<StoredEnvelope>> LoadEnvelopes(Connection& conn,
                                                        const std::vector<int64_t>& ids);
 
+// STORE.md 7 (GetInboxIds): per input position the latest live association's inbox, in one read
+// transaction (identifier_association_active).
+StoreResult<std::vector<std::optional<std::string>>> ReadInboxIds(
+    Connection& conn, const std::vector<IdentifierKey>& identifiers);
+
 // STORE.md 7 (heads): per input position the topic's watermark, 0 when absent.
 StoreResult<std::vector<int64_t>> ReadHeads(Connection& conn,
                                             const std::vector<std::string>& topics);

@@ -183,6 +183,13 @@ StoreResult<std::vector<int64_t>> SqliteStore::Heads(const std::vector<std::stri
       [&topics](Connection& conn) { return ReadHeads(conn, topics); });
 }
 
+StoreResult<std::vector<std::optional<std::string>>> SqliteStore::InboxIds(
+    const std::vector<IdentifierKey>& identifiers) {
+  return WithReader<std::vector<std::optional<std::string>>>(
+      *readers_, options_.statement_timeout_ms,
+      [&identifiers](Connection& conn) { return ReadInboxIds(conn, identifiers); });
+}
+
 StoreResult<std::vector<std::vector<StoredEnvelope>>> SqliteStore::CatchUp(
     const std::vector<CatchUpRange>& ranges, uint32_t per_range, uint64_t byte_budget) {
   return WithReader<std::vector<std::vector<StoredEnvelope>>>(

@@ -70,6 +70,8 @@ class SqliteStore final : public Store {
   StoreResult<BoundaryAdvance> AdvanceBoundary() override;
   StoreResult<std::unique_ptr<TailReader>> OpenTailReader() override;
   StoreResult<std::vector<int64_t>> Heads(const std::vector<std::string>& topics) override;
+  StoreResult<std::vector<std::optional<std::string>>> InboxIds(
+      const std::vector<IdentifierKey>& identifiers) override;
   StoreResult<std::vector<std::vector<StoredEnvelope>>> CatchUp(
       const std::vector<CatchUpRange>& ranges, uint32_t per_range, uint64_t byte_budget) override;
 
