@@ -137,15 +137,16 @@ asio::awaitable<void> JwksRefresher::StaleWatch() {
         options_.logger->Error("JWKS key set is stale; draining",
                                {telemetry::Field::Host(source_.host)});
       }
-      if (options_.on_stale) {
-        options_.on_stale();
+      if (on_stale_) {
+        on_stale_();
       }
       co_return;
     }
   }
 }
 
-void JwksRefresher::Start() {
+void JwksRefresher::Start(std::function<void()> on_stale) {
+  on_stale_ = std::move(on_stale);
   stale_timer_.expires_at(stale_deadline_);
   asio::co_spawn(io_, RefreshLoop(), asio::detached);
   asio::co_spawn(io_, StaleWatch(), asio::detached);

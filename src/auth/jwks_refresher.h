@@ -29,8 +29,6 @@ struct JwksRefresherOptions {
   Authenticator* authenticator = nullptr;  // receives each good set; outlives the refresher
   telemetry::Metrics* metrics = nullptr;
   telemetry::Logger* logger = nullptr;
-  // Called once, on the refresher's thread, when no fetch succeeded for max_stale (AUTH-019).
-  std::function<void()> on_stale;
   std::chrono::milliseconds fetch_timeout{10000};  // AUTH-033
   int startup_attempts = 3;                        // AUTH-017
   std::chrono::milliseconds startup_spacing{1000};
@@ -47,8 +45,9 @@ class JwksRefresher {
   Status LoadAtStartup();
 
   // Starts the refresh loop and the staleness watch on the refresher's thread. After
-  // LoadAtStartup succeeded; at most once.
-  void Start();
+  // LoadAtStartup succeeded; at most once. `on_stale` is called once, on that thread, when no
+  // fetch succeeded for max_stale (AUTH-019).
+  void Start(std::function<void()> on_stale);
 
   // Ends the loop (an in-flight fetch is abandoned) and joins the thread. Idempotent.
   void Stop();
@@ -77,6 +76,7 @@ class JwksRefresher {
   boost::asio::steady_timer wait_timer_{io_};
   boost::asio::steady_timer stale_timer_{io_};
   std::chrono::steady_clock::time_point stale_deadline_;
+  std::function<void()> on_stale_;
   bool stale_ = false;
   bool stopped_ = false;
   std::mt19937_64 random_;
