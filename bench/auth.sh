@@ -107,10 +107,13 @@ EOF
     jwt) printf '[auth]\nenabled = true\naudiences = ["bench"]\nissuers = ["https://bench"]\nrequired_scopes = ["xmtp"]\n[[auth.keys]]\nkid = "bench"\nalg = "ES256"\npublic_key = """%s"""\n' "$(cat "$TMP/pem")" ;;
   esac
 }
-declare -A PORT HEADER BAD
-HEADER[off]="x-none: 1"
+declare -A PORT HEADER BAD SPID
+# Auth off is sent the same JWT (ignored), so that the off row pays the same header transport:
+# nghttp2's HPACK encoder never indexes `authorization`, so the token crosses the wire and is
+# Huffman-decoded on every request, whatever the server does with it.
 HEADER[apikey]="authorization: Bearer $(cat "$TMP/apikey")"
 HEADER[jwt]="authorization: Bearer $(cat "$TMP/jwt")"
+HEADER[off]="${HEADER[jwt]}"
 BAD[apikey]="authorization: Bearer $(cat "$TMP/apikey.bad")"
 BAD[jwt]="authorization: Bearer $(cat "$TMP/jwt.bad")"
 MODES=(off apikey jwt)
@@ -118,6 +121,7 @@ for mode in "${MODES[@]}"; do
   port=$(pick_port)
   taskset -c "$SERVER_CPU" "$binary" --config "$(toml "$mode" "$port")" >"$TMP/$mode.log" 2>&1 &
   PIDS+=($!)
+  SPID[$mode]=$!
   deadline=$((SECONDS + 15))
   while [[ -z "$(ss -Htln "sport = :$port")" ]]; do
     kill -0 "${PIDS[-1]}" 2>/dev/null || die "$mode server exited: $(tail -n 3 "$TMP/$mode.log")"
@@ -126,6 +130,15 @@ for mode in "${MODES[@]}"; do
   done
   PORT[$mode]=$port
 done
+
+# CPU time (utime + stime) of PID so far, in clock ticks.
+cpu_ticks() {
+  local stat fields
+  stat=$(<"/proc/$1/stat")
+  read -r -a fields <<<"${stat##*) }"
+  echo $((fields[11] + fields[12]))
+}
+CLK_TCK=$(getconf CLK_TCK)
 
 # gate MODE HEADER WANT: one call; its grpc-status must be WANT.
 gate() {
@@ -148,7 +161,8 @@ loadavg:     $(cut -d' ' -f1-3 /proc/loadavg) at start (a shared machine: other 
 repository:  $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo "no commit")
 load:        $(h2load --version | head -n 1), taskset -c $LOAD_CPU h2load -t1 -D$duration --warm-up-time=$WARMUP_S -cC -mM -H HEADER -d BODY .../$METHOD
 servers:     one binary, three configs, each pinned to CPU $SERVER_CPU; auth off / API key / JWT ES256 (inline key, audience, issuer and scope checks on)
-request:     QueryRequest{} (no topics: OK without touching the store); JWT $(wc -c <"$TMP/jwt") bytes
+headers:     off: the JWT, ignored ($(wc -c <"$TMP/jwt") bytes); api key: $(wc -c <"$TMP/apikey") bytes; jwt: the JWT
+request:     QueryRequest{} (no topics: OK without touching the store)
 repeats:     $repeats per case (median shown), modes rotated within each repeat
 gates:       good credential -> grpc-status 0; wrong one -> 16 (auth off: 0)
 EOF
@@ -158,29 +172,41 @@ for ((rep = 1; rep <= repeats; rep++)); do
   for cm in "${CASES[@]}"; do
     read -r c m <<<"$cm"
     for mode in "${MODES[@]}"; do
+      cpu0=$(cpu_ticks "${SPID[$mode]}")
       run_tracked taskset -c "$LOAD_CPU" h2load -t1 -D"$duration" --warm-up-time="$WARMUP_S" \
         -c"$c" -m"$m" -H 'content-type: application/grpc' -H 'te: trailers' \
         -H "${HEADER[$mode]}" -d "$TMP/body" "http://127.0.0.1:${PORT[$mode]}/$METHOD" \
         >"$TMP/h2load.out" 2>&1 || log "h2load exited non-zero: $mode c=$c m=$m"
+      cpu1=$(cpu_ticks "${SPID[$mode]}")
       grep -q ' 0 failed, 0 errored, 0 timeout' "$TMP/h2load.out" ||
         log "run with failures: $mode c=$c m=$m: $(grep -E '^requests:' "$TMP/h2load.out")"
-      awk -v mode="$mode" -v c="$c" -v m="$m" '/^finished in/ { rps = $4 + 0 }
-        /^requests:/ { ok = $8 }
-        END { printf "%s %s %s %.1f %d\n", mode, c, m, rps, ok }' "$TMP/h2load.out" >>"$TMP/results"
+      # Server CPU per request (warm-up included in both the ticks and the count), in us.
+      awk -v mode="$mode" -v c="$c" -v m="$m" -v ticks=$((cpu1 - cpu0)) -v hz="$CLK_TCK" '
+        /^finished in/ { rps = $4 + 0 }
+        /^requests:/ { total = $2 }
+        END { printf "%s %s %s %.1f %d %.1f\n", mode, c, m, rps, total,
+              (total > 0 ? 1e6 * ticks / hz / total : 0) }' "$TMP/h2load.out" >>"$TMP/results"
     done
   done
 done
 
-echo
-echo "== results: req/s, median of $repeats (relative to auth off)"
-printf '%-8s %-8s %12s %12s %12s\n' "c" "m" "off" "api key" "jwt es256"
-for cm in "${CASES[@]}"; do
-  read -r c m <<<"$cm"
-  declare -A MED=()
-  for mode in "${MODES[@]}"; do
-    MED[$mode]=$(awk -v mode="$mode" -v c="$c" -v m="$m" '$1 == mode && $2 == c && $3 == m { print $4 }' \
-      "$TMP/results" | median)
+# table COLUMN TITLE: medians of a results column per case and mode, relative to auth off.
+table() {
+  echo
+  echo "== $2, median of $repeats (relative to auth off)"
+  printf '%-6s %-6s %14s %18s %18s\n' "c" "m" "off" "api key" "jwt es256"
+  local cm c m mode
+  for cm in "${CASES[@]}"; do
+    read -r c m <<<"$cm"
+    declare -A MED=()
+    for mode in "${MODES[@]}"; do
+      MED[$mode]=$(awk -v mode="$mode" -v c="$c" -v m="$m" -v col="$1" \
+        '$1 == mode && $2 == c && $3 == m { print $col }' "$TMP/results" | median)
+    done
+    printf '%-6s %-6s %14s %18s %18s\n' "$c" "$m" "${MED[off]}" \
+      "${MED[apikey]} ($(ratio "${MED[apikey]}" "${MED[off]}"))" \
+      "${MED[jwt]} ($(ratio "${MED[jwt]}" "${MED[off]}"))"
   done
-  printf '%-8s %-8s %12s %12s %12s\n' "$c" "$m" "${MED[off]}" \
-    "${MED[apikey]} ($(ratio "${MED[apikey]}" "${MED[off]}"))" "${MED[jwt]} ($(ratio "${MED[jwt]}" "${MED[off]}"))"
-done
+}
+table 4 "throughput, req/s"
+table 6 "server CPU per request, us"
