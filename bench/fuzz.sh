@@ -4,17 +4,18 @@
 #
 #   bench/fuzz.sh [--time SECONDS] [TARGET...]
 #
-# Default: 60 s for each of frame_decoder_fuzz, grpc_web_fuzz and auth_token_fuzz. Exits non-zero when a target
-# crashed (sanitizer report, broken invariant, timeout or out-of-memory); the input that did it is
-# kept under build-fuzz/artifacts/ and printed as hex. The corpus lives in a temp dir, removed on
-# exit.
+# Default: 60 s for each of frame_decoder_fuzz, grpc_web_fuzz, key_package_fuzz,
+# mls_message_fuzz, auth_token_fuzz.
+# Exits non-zero when a target crashed (sanitizer report, broken invariant, timeout or
+# out-of-memory); the input that did it is kept under build-fuzz/artifacts/ and printed as hex.
+# The corpus lives in a temp dir, removed on exit.
 set -euo pipefail
 export LC_ALL=C
 
 readonly ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 readonly BUILD="$ROOT/build-fuzz"
 readonly ARTIFACTS="$BUILD/artifacts"
-readonly ALL_TARGETS=(frame_decoder_fuzz grpc_web_fuzz auth_token_fuzz)
+readonly ALL_TARGETS=(frame_decoder_fuzz grpc_web_fuzz key_package_fuzz mls_message_fuzz auth_token_fuzz)
 
 ARGS=("$@")
 seconds=60
@@ -22,7 +23,7 @@ targets=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --time) seconds="$2"; shift ;;
-    -h|--help) sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "unknown argument: $1" >&2; exit 2 ;;
     *) targets+=("$1") ;;
   esac
@@ -41,7 +42,7 @@ echo "command: $0 ${ARGS[*]}"
 
 # clang-14 with its libFuzzer runtime (Debian: clang-14, libclang-rt-14-dev).
 missing=()
-for p in clang-14 libclang-rt-14-dev ninja-build cmake; do
+for p in clang-14 libclang-rt-14-dev ninja-build cmake xxd; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if [[ ${#missing[@]} -gt 0 ]]; then
@@ -71,6 +72,7 @@ frame() {
     $((n >> 8 & 255)) $((n & 255)))"
   printf '%s' "$2"
 }
+unhex() { xxd -r -p <<<"$1"; }
 seed_frame_decoder() {
   local d="$1"
   # byte 0: budget index (5 = 4096 bytes, 4 = 64, 1 = 1), byte 1: chunk-size count, sizes, body.
@@ -104,6 +106,58 @@ seed_auth_token() {
   printf '\x01\x00{"keys":[{"alg":"EdDSA","kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"},{"alg":"ES256","kty":"EC","crv":"P-256","x":"AA","y":"AA"},{"kty":"RSA","n":"AQAB","e":"AQAB","alg":"RS256"}]}' >"$d/jwks"
 }
 
+# Key-package seeds: VALIDATION.md 8.2 vectors (VALIDATION-vectors.json, key_package), whose
+# signatures verify, so mutations reach every validation step. Byte 0 picks the clock.
+seed_key_package() {
+  local d="$1"
+  local minimal="0001000320358072d6365880d1aeea329adf9121383851ed21a28e3b75e965d0d2cd1662542079a631eede1bf9c98f12"
+  minimal+="032cdeadd0e7a079398fc786b88cc846ec89af85a51a2003a107bff3ce10be1d70dd18e74bc09967e4d6309ba50d5f1d"
+  minimal+="dc8664125531b8000140420a403366333265646130653435616534396338373166646436666163656265386632396531"
+  minimal+="316237383864383330636564323439383964363464623131623863623702000102000300000200010100000000000000"
+  minimal+="00ffffffffffffffff0040404d8146485c0d938cd52947292fcbf0b2cf70e7f10b231177145644a133c5a3e5c3219dc5"
+  minimal+="0d669c45532c2c72f3cbfb11b64ba5cddb5e1f01457c18c797ca9204004040f8a5aa2e025f3c5541acdfc71597f8847e"
+  minimal+="9ea8a6dbbf2d95bef38fae92bd8c5e21823fcfb34caf6e54dfe76e9b1e3430277946c193c4454d044e6f2e40e24b04"
+  local xmtp_like="0001000320358072d6365880d1aeea329adf9121383851ed21a28e3b75e965d0d2cd1662542079a631eede1bf9c98f12"
+  xmtp_like+="032cdeadd0e7a079398fc786b88cc846ec89af85a51a2003a107bff3ce10be1d70dd18e74bc09967e4d6309ba50d5f1d"
+  xmtp_like+="dc8664125531b8000140420a403366333265646130653435616534396338373166646436666163656265386632396531"
+  xmtp_like+="316237383864383330636564323439383964363464623131623863623702000102000312000a0001f0000006ff02ff00"
+  xmtp_like+="ff01ff03ff040400070008020001010000000000000000ffffffffffffffff4046000140424040336633326564613065"
+  xmtp_like+="343561653439633837316664643666616365626538663239653131623738386438333063656432343938396436346462"
+  xmtp_like+="313162386362374040bea480a7148029b9ea1ef2a01ae6d94592f201f7b3033f25ace3e7251535dc4387db9bbbb76185"
+  xmtp_like+="a50a8165c700b96ce5d773e4e5c224722c9efd1e049a214f0309000a00ff04030a010340408ebe8082437109c5bbc9ed"
+  xmtp_like+="c1d0bc67e7dbe9365ba419a9f8ab04d14a4779210ca3fd3ba2b9ccbf5d4c3fd16432c9314eb38af143d6dbb6ff16e582"
+  xmtp_like+="6b42366209"
+  local cs1="0001000120358072d6365880d1aeea329adf9121383851ed21a28e3b75e965d0d2cd1662542079a631eede1bf9c98f12"
+  cs1+="032cdeadd0e7a079398fc786b88cc846ec89af85a51a2003a107bff3ce10be1d70dd18e74bc09967e4d6309ba50d5f1d"
+  cs1+="dc8664125531b8000140420a403366333265646130653435616534396338373166646436666163656265386632396531"
+  cs1+="316237383864383330636564323439383964363464623131623863623702000102000300000200010100000000000000"
+  cs1+="00ffffffffffffffff0040404d8146485c0d938cd52947292fcbf0b2cf70e7f10b231177145644a133c5a3e5c3219dc5"
+  cs1+="0d669c45532c2c72f3cbfb11b64ba5cddb5e1f01457c18c797ca9204004040e7a11ab0aa7bd4d8ef9a693761977942e6"
+  cs1+="a880def9adb8be8a162d7e9579a2d90e7276acf0826a1a18da2d537c5b5ed4d9a94943f689a5f699df7f1d2917bc0b"
+  local last_resort="0001000320358072d6365880d1aeea329adf9121383851ed21a28e3b75e965d0d2cd1662542079a631eede1bf9c98f12"
+  last_resort+="032cdeadd0e7a079398fc786b88cc846ec89af85a51a2003a107bff3ce10be1d70dd18e74bc09967e4d6309ba50d5f1d"
+  last_resort+="dc8664125531b8000140420a403366333265646130653435616534396338373166646436666163656265386632396531"
+  last_resort+="316237383864383330636564323439383964363464623131623863623702000102000300000200010100000000000000"
+  last_resort+="00ffffffffffffffff0040404d8146485c0d938cd52947292fcbf0b2cf70e7f10b231177145644a133c5a3e5c3219dc5"
+  last_resort+="0d669c45532c2c72f3cbfb11b64ba5cddb5e1f01457c18c797ca920403000a0040407cab2cc0a301c70fbccbf83e566b"
+  last_resort+="3c5178d95e0062658541c966648e65d8168d28457b8ea536c63c195a72bd808bede369b215714c2a4754ca45168d5c86"
+  last_resort+="f50a"
+  { printf '\x02'; unhex "$minimal"; } >"$d/minimal"
+  { printf '\x00'; unhex "$minimal"; } >"$d/minimal_at_epoch"
+  { printf '\x04'; unhex "$minimal"; } >"$d/minimal_at_end_of_time"
+  { printf '\x02'; unhex "$xmtp_like"; } >"$d/xmtp_like"
+  { printf '\x02'; unhex "$cs1"; } >"$d/suite_1"
+  { printf '\x02'; unhex "$last_resort"; } >"$d/last_resort_not_in_caps"
+}
+# Group-message seeds: VALIDATION.md 8.2 (group_message cases). Byte 0: trailer length.
+seed_mls_message() {
+  local d="$1"
+  { printf '\x02'; unhex "000100021000112233445566778899aabbccddeeff0000000000000005030005010203040508a0a1a2a3a4a5a6a7"; } >"$d/private_commit"
+  { printf '\x02'; unhex "000100011000112233445566778899aabbccddeeff000000000000000501000000000002000300000001404011111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111202222222222222222222222222222222222222222222222222222222222222222"; } >"$d/public_remove_proposal"
+  { printf '\x02'; unhex "000100020f00112233445566778899aabbccddee0000000000000005010001010102"; } >"$d/neg_group_id_15"
+  { printf '\x02'; unhex "00010002401000112233445566778899aabbccddeeff0000000000000005010001010102"; } >"$d/neg_nonminimal_varint"
+}
+
 # ---------------------------------------------------------------------------------------------
 # Runs
 # ---------------------------------------------------------------------------------------------
@@ -116,6 +170,8 @@ for t in "${targets[@]}"; do
   case "$t" in
     frame_decoder_fuzz) seed_frame_decoder "$corpus" ;;
     grpc_web_fuzz) seed_grpc_web "$corpus" ;;
+    key_package_fuzz) seed_key_package "$corpus" ;;
+    mls_message_fuzz) seed_mls_message "$corpus" ;;
     auth_token_fuzz) seed_auth_token "$corpus" ;;
   esac
   before=$(ls "$ARTIFACTS" | wc -l)

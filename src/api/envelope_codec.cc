@@ -1,5 +1,7 @@
 #include "api/envelope_codec.h"
 
+#include <cstring>
+
 namespace xb::api {
 
 namespace v1 = xmtp::backend::v1;
@@ -31,24 +33,38 @@ size_t VarintBytes(uint64_t v) {
   return n;
 }
 
-void PutVarint(std::string* out, uint64_t v) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
+// Writes into a caller's buffer that is known to be large enough.
+class Cursor {
+ public:
+  explicit Cursor(char* at) : at_(at) {}
+  void Byte(uint8_t b) { *at_++ = static_cast<char>(b); }
+  void Varint(uint64_t v) {
+    while (v >= 0x80) {
+      Byte(static_cast<uint8_t>((v & 0x7f) | 0x80));
+      v >>= 7;
+    }
+    Byte(static_cast<uint8_t>(v));
   }
-  out->push_back(static_cast<char>(v));
-}
+  // One length-delimited field: tag and length; the caller writes `length` bytes next.
+  void Header(uint8_t tag, size_t length) {
+    Byte(tag);
+    Varint(length);
+  }
+  void Bytes(const void* data, size_t n) {
+    std::memcpy(at_, data, n);
+    at_ += n;
+  }
+  char* at() const { return at_; }
 
-// One length-delimited field: tag, length, then the caller appends `length` bytes.
-void PutHeader(std::string* out, uint8_t tag, size_t length) {
-  out->push_back(static_cast<char>(tag));
-  PutVarint(out, length);
-}
+ private:
+  char* at_;
+};
 
 }  // namespace
 
 // Hand-written so a stream row costs no message objects: the same bytes protobuf writes for
-// ToWire's message (fields in number order, proto3 defaults omitted).
+// ToWire's message (fields in number order, proto3 defaults omitted). Everything before the
+// payload is written into a stack buffer first, so the output grows by two appends.
 bool EncodeServerEnvelope(const store::StoredEnvelope& row, std::string* out) {
   const auto& m = row.meta;
   const auto id = static_cast<uint64_t>(m.sequence_id);
@@ -62,35 +78,45 @@ bool EncodeServerEnvelope(const store::StoredEnvelope& row, std::string* out) {
                             VarintBytes(hash_bytes) + hash_bytes + 1 + VarintBytes(topic_bytes) +
                             topic_bytes + (expiry_ns == 0 ? 0 : 1 + VarintBytes(expiry_ns)) +
                             (m.is_commit_or_proposal ? 2 : 0);
-  out->reserve(out->size() + 1 + VarintBytes(meta_bytes) + meta_bytes + 1 +
-               VarintBytes(row.payload.size()) + row.payload.size());
-  PutHeader(out, 0x0a, meta_bytes);    // ServerEnvelope.meta = 1
-  PutHeader(out, 0x0a, cursor_bytes);  // EnvelopeMeta.cursor = 1
+  const size_t head_bytes =
+      1 + VarintBytes(meta_bytes) + meta_bytes + 1 + VarintBytes(row.payload.size());
+  // A topic is at most 128 bytes (STORE.md 2.1), so the head fits easily; anything else is a
+  // broken invariant of the store.
+  constexpr size_t kMaxHead = 512;
+  if (head_bytes > kMaxHead) {
+    return false;
+  }
+  char head[kMaxHead];
+  Cursor c(head);
+  c.Header(0x0a, meta_bytes);    // ServerEnvelope.meta = 1
+  c.Header(0x0a, cursor_bytes);  // EnvelopeMeta.cursor = 1
   if (id != 0) {
-    out->push_back(0x08);  // Cursor.sequence_id = 1
-    PutVarint(out, id);
+    c.Byte(0x08);  // Cursor.sequence_id = 1
+    c.Varint(id);
   }
   if (server_ns != 0) {
-    out->push_back(0x10);  // EnvelopeMeta.server_ns = 2
-    PutVarint(out, server_ns);
+    c.Byte(0x10);  // EnvelopeMeta.server_ns = 2
+    c.Varint(server_ns);
   }
-  PutHeader(out, 0x1a, hash_bytes);             // EnvelopeMeta.message_hash = 3
-  PutHeader(out, 0x0a, m.message_hash.size());  // MessageHash.sha256 = 1
-  out->append(reinterpret_cast<const char*>(m.message_hash.data()), m.message_hash.size());
-  PutHeader(out, 0x22, topic_bytes);  // EnvelopeMeta.topic = 4
+  c.Header(0x1a, hash_bytes);             // EnvelopeMeta.message_hash = 3
+  c.Header(0x0a, m.message_hash.size());  // MessageHash.sha256 = 1
+  c.Bytes(m.message_hash.data(), m.message_hash.size());
+  c.Header(0x22, topic_bytes);  // EnvelopeMeta.topic = 4
   if (!m.topic.empty()) {
-    PutHeader(out, 0x0a, m.topic.size());  // Topic.topic = 1
-    out->append(m.topic);
+    c.Header(0x0a, m.topic.size());  // Topic.topic = 1
+    c.Bytes(m.topic.data(), m.topic.size());
   }
   if (expiry_ns != 0) {
-    out->push_back(0x28);  // EnvelopeMeta.expiry_ns = 5
-    PutVarint(out, expiry_ns);
+    c.Byte(0x28);  // EnvelopeMeta.expiry_ns = 5
+    c.Varint(expiry_ns);
   }
   if (m.is_commit_or_proposal) {
-    out->push_back(0x30);  // EnvelopeMeta.is_commit_or_proposal = 6
-    out->push_back(0x01);
+    c.Byte(0x30);  // EnvelopeMeta.is_commit_or_proposal = 6
+    c.Byte(0x01);
   }
-  PutHeader(out, 0x12, row.payload.size());  // ServerEnvelope.envelope = 2
+  c.Header(0x12, row.payload.size());  // ServerEnvelope.envelope = 2
+  out->reserve(out->size() + head_bytes + row.payload.size());
+  out->append(head, static_cast<size_t>(c.at() - head));
   out->append(row.payload);
   return true;
 }

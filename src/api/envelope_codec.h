@@ -15,7 +15,7 @@ bool ToWire(const store::StoredEnvelope& row, xmtp::backend::v1::ServerEnvelope*
 // The ServerEnvelope wire bytes of a stored row, without a parse of the payload: the stored bytes
 // are already our canonical ClientEnvelope encoding (API-211), so they are field 2 verbatim.
 // Streams encode each row once and share the bytes (fanout::RowEncoder). Appends to `out`.
-// Always true.
+// False (nothing appended) only for a topic longer than the store allows, an invariant violation.
 bool EncodeServerEnvelope(const store::StoredEnvelope& row, std::string* out);
 
 }  // namespace xb::api

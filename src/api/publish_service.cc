@@ -1,5 +1,6 @@
 #include "api/publish_service.h"
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <set>
@@ -8,8 +9,10 @@
 #include "api/publish_error.h"
 #include "api/store_status.h"
 #include "rpc/unary.h"
+#include "store/commit_publish.h"
 #include "validate/canonical.h"
 #include "validate/envelope.h"
+#include "validate/key_package_validator.h"
 
 namespace xb::api {
 
@@ -58,11 +61,77 @@ struct PendingFailure {
 };
 
 // The admission seam (API-230): checks beyond parsing that a non-duplicate envelope must pass
-// before it is stored — key-package validation (JOIN-007/008) and identity-update validation
-// against the inbox's history (IDENT-005). Parsing alone admits today; the payload validation
-// issue plugs the checks in here and returns their failure.
+// before it is stored — identity-update validation against the inbox's history (IDENT-005).
+// Parsing alone admits today. (Key packages are validated by ValidateKeyPackages below, after the
+// stored-duplicate lookup and on the CPU pool.)
 std::optional<PendingFailure> Admit(const validate::ParsedEnvelope&, uint32_t) {
   return std::nullopt;
+}
+
+// A key package of the request awaiting validation: its item and the parse to validate.
+struct PendingKeyPackage {
+  size_t item = 0;
+  validate::ParsedKeyPackage parsed;
+};
+
+// The backend's clock for key-package lifetimes (VALIDATION.md 4.3 step 8), whole seconds.
+uint64_t NowSeconds() {
+  const auto since_epoch = std::chrono::system_clock::now().time_since_epoch();
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(since_epoch).count();
+  return seconds < 0 ? 0 : static_cast<uint64_t>(seconds);
+}
+
+// implements: JOIN-007, JOIN-008, JOIN-004 at admission (STORE.md 3.1 steps 3-4, API-222)
+// Key packages that are not already stored are validated on the CPU pool; each failure becomes
+// its item's pending failure (REASON_INVALID_KEY_PACKAGE at the item's first position), which the
+// store resolves under its locks (a copy committed meanwhile turns it into a duplicate success).
+// A stored duplicate is not validated again: a retry of an accepted package succeeds even after
+// its lifetime ended. Fails only when the store or the CPU pool is unavailable.
+asio::awaitable<Status> ValidateKeyPackages(const ApiContext& ctx,
+                                            std::vector<store::PublishItem>& items,
+                                            const std::vector<uint32_t>& first_position,
+                                            std::vector<PendingKeyPackage> pending) {
+  std::vector<std::pair<std::string, store::Hash>> keys;
+  keys.reserve(pending.size());
+  for (const PendingKeyPackage& p : pending) {
+    keys.emplace_back(items[p.item].topic, items[p.item].message_hash);
+  }
+  auto duplicates_job = [store = ctx.store, keys = std::move(keys)] {
+    return store->FindDuplicates(keys);
+  };
+  auto duplicates = co_await ctx.db->Run(std::move(duplicates_job));
+  if (auto* error = std::get_if<store::StoreError>(&duplicates)) {
+    co_return StoreErrorStatus(*error, *ctx.metrics);
+  }
+  const auto& stored = std::get<std::vector<std::optional<store::EnvelopeMeta>>>(duplicates);
+  std::vector<PendingKeyPackage> to_validate;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (!stored.at(i).has_value()) {
+      to_validate.push_back(std::move(pending[i]));
+    }
+  }
+  if (to_validate.empty()) {
+    co_return Status::Ok();
+  }
+  auto validate_job = [to_validate = std::move(to_validate), now = NowSeconds()] {
+    std::vector<std::pair<size_t, Status>> failures;
+    for (const PendingKeyPackage& p : to_validate) {
+      Status status = validate::ValidateKeyPackage(p.parsed, now);
+      if (!status.ok()) {
+        failures.emplace_back(p.item, std::move(status));
+      }
+    }
+    return failures;
+  };
+  auto failures = co_await ctx.cpu->Run(std::move(validate_job));
+  if (!failures.has_value()) {
+    co_return Unavailable("signature verifier unavailable");
+  }
+  for (auto& [item, status] : *failures) {
+    items[item].pending_failure = PublishRejected(v1::PublishError::REASON_INVALID_KEY_PACKAGE,
+                                                  first_position[item], status.message());
+  }
+  co_return Status::Ok();
 }
 
 // A failed publish: every position counts as rejected, the request once by its reason.
@@ -74,14 +143,24 @@ Status Reject(const ApiContext& ctx, int positions, Reason reason, std::optional
   return PublishRejected(reason, index, std::move(message));
 }
 
-// `ctx` outlives the process's calls; `request` lives in the calling Unary frame.
+telemetry::Span StartSpan(const ApiContext& ctx, telemetry::Operation op,
+                          const telemetry::SpanContext& parent) {
+  return ctx.tracer != nullptr ? ctx.tracer->Start(op, parent) : telemetry::Span();
+}
+
+// `ctx` outlives the process's calls; `request` lives in the calling Unary frame. `parent` is the
+// rpc.publish span: the publish stage spans of the span catalogue go under it (OPS-019).
 asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
-                                                     const v1::PublishRequest& request) {
+                                                     const v1::PublishRequest& request,
+                                                     telemetry::SpanContext parent) {
   const auto& limits = ctx.limits;
   const int n = request.envelopes_size();
+  telemetry::Span parse_span = StartSpan(ctx, telemetry::Operation::kPublishParsePublish, parent);
+  parse_span.Set(telemetry::IntAttribute::kEnvelopes, n);
 
   // Step 1: the request as re-encoded by us (API.md 1.4), a request-level bound: no index.
   if (validate::CanonicalRequestSize(request) > limits.max_request_bytes) {
+    parse_span.SetError();
     co_return Reject(ctx, n, v1::PublishError::REASON_TOO_LARGE, std::nullopt,
                      "the publish request is too large");
   }
@@ -94,6 +173,7 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
   std::map<std::string, store::Hash> identity_update_by_topic;
   std::set<std::string> distinct_topics;
   std::optional<PendingFailure> failure;
+  std::vector<PendingKeyPackage> key_packages;
   auto fail = [&failure](uint32_t index, Reason reason, std::string message) {
     if (!failure || index < failure->index) {
       failure = PendingFailure{index, reason, std::move(message)};
@@ -128,6 +208,7 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
     }
     distinct_topics.insert(parsed.topic);
     if (distinct_topics.size() > limits.max_publish_topics) {
+      parse_span.SetError();
       co_return Reject(ctx, n, v1::PublishError::REASON_TOO_LARGE, std::nullopt,
                        "too many distinct topics in one publish");
     }
@@ -155,20 +236,50 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
     if (parsed.kind == validate::TopicKind::kIdentityUpdate) {
       item.identity_validated_head = 0;  // read below, from the history snapshot
     }
+    if (parsed.key_package.has_value()) {
+      key_packages.push_back({.item = items.size(), .parsed = *std::move(parsed.key_package)});
+    }
     item.payload = std::move(parsed.stored_bytes);
     item_of[index] = items.size();
     item_by_key.emplace(key, items.size());
     first_position.push_back(index);
     items.push_back(std::move(item));
   }
-  // A parse, bound or admission failure cannot be a stored duplicate: the request fails at the
-  // lowest failing index, without touching the store.
+  // Key packages (STORE.md 3.1 steps 3-4): stored duplicates skip validation, the rest are
+  // validated off the I/O thread. Skipped when an earlier parse failure decides the answer anyway.
+  if (!key_packages.empty() &&
+      (!failure || first_position[key_packages.front().item] < failure->index)) {
+    Status validated =
+        co_await ValidateKeyPackages(ctx, items, first_position, std::move(key_packages));
+    if (!validated.ok()) {
+      ctx.metrics->api().publish_envelopes.Add(telemetry::PublishOutcome::kRejected,
+                                               static_cast<uint64_t>(n));
+      co_return validated;
+    }
+    // API-223: with a parse failure pending, a lower-index invalid key package decides instead.
+    if (failure) {
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (const auto& pending = items[i].pending_failure) {
+          const auto detail = PublishErrorOf(*pending);
+          fail(first_position[i],
+               detail ? detail->reason() : v1::PublishError::REASON_INVALID_KEY_PACKAGE,
+               pending->message());
+        }
+      }
+    }
+  }
+  // A parse or bound failure cannot be a stored duplicate: the request fails at the lowest
+  // failing index, without touching the store.
   if (failure) {
+    parse_span.SetError();
     co_return Reject(ctx, n, failure->reason, failure->index, failure->message);
   }
+  parse_span.End();
 
   // API-232: an identity update is validated against its inbox's whole history, read in one
   // snapshot; the head of that snapshot is re-checked under the locks.
+  telemetry::Span validate_span =
+      StartSpan(ctx, telemetry::Operation::kPublishValidatePublish, parent);
   for (auto& item : items) {
     if (!item.identity_validated_head) {
       continue;
@@ -176,6 +287,7 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
     auto history_job = [store = ctx.store, topic = item.topic] { return store->History(topic); };
     auto history = co_await ctx.db->Run(std::move(history_job));
     if (auto* error = std::get_if<store::StoreError>(&history)) {
+      validate_span.SetError();
       ctx.metrics->api().publish_envelopes.Add(telemetry::PublishOutcome::kRejected,
                                                static_cast<uint64_t>(n));
       co_return StoreErrorStatus(*error, *ctx.metrics);
@@ -183,6 +295,7 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
     const auto& rows = std::get<std::vector<store::StoredEnvelope>>(history);
     item.identity_validated_head = rows.empty() ? 0 : rows.back().meta.sequence_id;
   }
+  validate_span.End();
 
   store::CommitPublishRequest commit;
   commit.items = std::move(items);
@@ -191,10 +304,25 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
                                              .key_package = ctx.retention.key_package_seconds};
   commit.max_identity_entries = limits.max_identity_entries;
   commit.deadline = store::Clock::now() + std::chrono::milliseconds(ctx.max_publish_duration_ms);
-  auto result_job = [store = ctx.store, commit = std::move(commit)] {
-    return store->CommitPublish(commit);
-  };
-  auto result = co_await ctx.db->Run(std::move(result_job));
+  const auto commit_started = store::Clock::now();
+  auto result = co_await store::CommitPublishFrom(*ctx.store, *ctx.db, std::move(commit));
+  const auto commit_ended = store::Clock::now();
+  if (ctx.tracer != nullptr) {
+    // publish.locks: from handing the commit to the store until its locks were held;
+    // db.commit_publish: from then until the commit returned (the store reports the boundary).
+    const auto* committed = std::get_if<store::CommitPublishResult>(&result);
+    if (committed != nullptr && committed->locked_at != store::Clock::time_point{}) {
+      ctx.tracer->Start(telemetry::Operation::kPublishLocks, parent, commit_started)
+          .EndAt(committed->locked_at);
+      ctx.tracer->Start(telemetry::Operation::kDbCommitPublish, parent, committed->locked_at)
+          .EndAt(commit_ended);
+    } else if (committed == nullptr) {
+      telemetry::Span commit_span =
+          ctx.tracer->Start(telemetry::Operation::kDbCommitPublish, parent, commit_started);
+      commit_span.SetError();
+      commit_span.EndAt(commit_ended);
+    }
+  }
   if (auto* error = std::get_if<store::StoreError>(&result)) {
     if (error->kind == store::ErrorKind::kAdmission) {
       auto detail = PublishErrorOf(error->admission);
@@ -226,8 +354,8 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
 void AddPublishService(rpc::Router& router, const ApiContext& context) {
   router.Add("/xmtp.backend.v1.PublishService/Publish", rpc::CallKind::kUnary,
              rpc::Unary<v1::PublishRequest, v1::PublishResponse>(
-                 [&context](const v1::PublishRequest& request, rpc::Call&) {
-                   return Publish(context, request);
+                 [&context](const v1::PublishRequest& request, rpc::Call& call) {
+                   return Publish(context, request, call.trace_parent());
                  },
                  context.limits.max_response_bytes));
 }

@@ -41,7 +41,8 @@ fanout::StreamDeps Deps(const ApiContext& ctx) {
                             .registry = ctx.registry,
                             .permits = ctx.fetch_permits,
                             .metrics = ctx.metrics,
-                            .encoder = EncodeServerEnvelope};
+                            .encoder = EncodeServerEnvelope,
+                            .tracer = ctx.tracer};
 }
 
 fanout::StreamLimits Limits(const ApiContext& ctx) {
@@ -178,9 +179,18 @@ class BidiStream {
     }
     auto& sm = ctx_.metrics->stream();
     switch (request.request_case()) {
-      case v1::SubscribeRequest::kUpdate:
+      case v1::SubscribeRequest::kUpdate: {
         sm.frames_received.Inc(telemetry::FrameReceived::kUpdate);
-        co_return co_await HandleUpdate(request.update());
+        telemetry::Span span;
+        if (ctx_.tracer != nullptr) {
+          span = ctx_.tracer->Start(telemetry::Operation::kStreamUpdate, call_->trace_parent());
+        }
+        auto ending = co_await HandleUpdate(request.update());
+        if (ending) {
+          span.SetError();
+        }
+        co_return ending;
+      }
       case v1::SubscribeRequest::kPing: {
         sm.frames_received.Inc(telemetry::FrameReceived::kPing);
         // implements: API-258 (client Ping bucket)

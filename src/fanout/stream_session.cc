@@ -288,7 +288,15 @@ asio::awaitable<std::optional<Ending>> StreamSession::Pump() {
   }
   deps_.metrics->stream().fetch_wait_seconds.Observe(
       std::chrono::duration<double>(Clock::now() - ticket_since_).count());
+  telemetry::Span fetch_span;
+  if (deps_.tracer != nullptr) {
+    fetch_span = deps_.tracer->Start(telemetry::Operation::kStreamFetch, call_->trace_parent());
+  }
   auto ending = co_await CatchUpWave();
+  if (ending) {
+    fetch_span.SetError();
+  }
+  fetch_span.End();
   if (ticket_) {
     deps_.permits->Release(ticket_);
     ticket_.reset();

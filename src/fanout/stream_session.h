@@ -25,6 +25,7 @@
 #include "store/db_pool.h"
 #include "store/store.h"
 #include "telemetry/metrics.h"
+#include "telemetry/tracer.h"
 
 namespace xb::fanout {
 
@@ -35,6 +36,7 @@ struct StreamDeps {
   FetchPermits* permits = nullptr;
   telemetry::Metrics* metrics = nullptr;
   RowEncoder encoder;
+  telemetry::Tracer* tracer = nullptr;  // stream.fetch spans; nullptr: none
 };
 
 struct StreamLimits {

@@ -135,9 +135,15 @@ void Tailer::RunBoundaryWorker() {
 
 void Tailer::Run() {
   while (true) {
+    telemetry::Span bootstrap_span;
+    if (options_.tracer != nullptr) {
+      bootstrap_span = options_.tracer->Start(telemetry::Operation::kTailerBootstrap, {});
+    }
     if (!Bootstrap()) {
+      bootstrap_span.SetError();
       return;
     }
+    bootstrap_span.End();
     {
       std::lock_guard lock(mu_);
       ready_once_ = true;
@@ -155,7 +161,15 @@ void Tailer::Run() {
         }
         committed_ = false;
       }
+      telemetry::Span poll_span;
+      if (options_.tracer != nullptr) {
+        poll_span = options_.tracer->Start(telemetry::Operation::kTailerPoll, {});
+      }
       const PollOutcome outcome = Poll();
+      if (outcome == PollOutcome::kFailed || outcome == PollOutcome::kGapOverflow) {
+        poll_span.SetError();
+      }
+      poll_span.End();
       if (outcome == PollOutcome::kFailed) {
         break;
       }

@@ -18,12 +18,14 @@
 #include "store/store.h"
 #include "telemetry/logger.h"
 #include "telemetry/metrics.h"
+#include "telemetry/tracer.h"
 
 namespace xb::fanout {
 
 struct TailerOptions {
   std::chrono::milliseconds poll_interval{100};  // streams.poll_interval_ms
   uint64_t max_gap_ranges = 10000;               // streams.max_gap_ranges
+  telemetry::Tracer* tracer = nullptr;           // tailer.bootstrap / tailer.poll spans
 };
 
 class Tailer {

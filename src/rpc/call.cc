@@ -70,10 +70,11 @@ void Call::CompactOut() {
 }
 
 char* Call::GrowOut(size_t n) {
-  // The string only ever grows: bytes past out_len_ are reused without being cleared again.
-  if (out_.size() < out_len_ + n) {
-    out_.resize(out_len_ + n);
-  }
+  // The buffer only grows: bytes past out_len_ are reused without being cleared, and growing
+  // moves only the bytes not yet pulled by the connection.
+  const size_t moved = out_.Reserve(out_len_ + n, out_pos_, out_len_);
+  out_pos_ -= moved;
+  out_len_ -= moved;
   char* at = out_.data() + out_len_;
   out_len_ += n;
   appended_bytes_ += n;

@@ -18,11 +18,13 @@
 #include <string>
 #include <vector>
 
+#include "base/byte_buffer.h"
 #include "base/status.h"
 #include "net/exchange.h"
 #include "rpc/frame.h"
 #include "rpc/grpc_web.h"
 #include "telemetry/route.h"
+#include "telemetry/span.h"
 
 namespace xb::rpc {
 
@@ -142,6 +144,14 @@ class Call final : public net::Exchange,
   Clock::time_point started_at() const { return started_at_; }
   // Set by the dispatcher when it spawned the handler of a unary call (drain accounting).
   bool admitted_unary = false;
+  // The request span (route table name) and the handler span (rpc.*), started and ended by the
+  // dispatcher; inert when there is no tracer or no handler span for the route.
+  telemetry::Span request_span;
+  telemetry::Span handler_span;
+  // The parent for a handler's own spans: the handler span, else the request span.
+  const telemetry::SpanContext& trace_parent() const {
+    return handler_span.active() ? handler_span.context() : request_span.context();
+  }
 
   // --- net::Exchange ---
   void OnRequestBody(std::string_view bytes) override;
@@ -185,7 +195,7 @@ class Call final : public net::Exchange,
   // Response side.
   net::ResponseHead head_;
   bool head_ready_ = false;
-  std::string out_;  // bytes [out_pos_, out_len_) wait for the connection; the rest is spare
+  ByteBuffer out_;  // bytes [out_pos_, out_len_) wait for the connection; the rest is spare
   size_t out_len_ = 0;
   size_t out_pos_ = 0;
   std::vector<net::Header> trailers_;

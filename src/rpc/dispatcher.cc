@@ -170,6 +170,11 @@ std::shared_ptr<net::Exchange> Dispatcher::Start(net::RequestHead head,
   };
   auto call = std::make_shared<Call>(std::move(call_options), executor, std::move(wake));
   live_.push_back(*call);
+  if (options_.tracer != nullptr) {
+    // implements: OPS-012 (the caller's trace context is the request span's parent)
+    call->request_span =
+        options_.tracer->StartRequest(route.rpc, head.Find("traceparent"), head.Find("tracestate"));
+  }
   if (!route.is_health) {
     metrics_.RequestStarted(route.rpc);  // before authentication (OPS section 5)
   }
@@ -214,9 +219,18 @@ std::shared_ptr<net::Exchange> Dispatcher::Start(net::RequestHead head,
     call->admitted_unary = true;
     admission_.UnaryStarted();
   }
+  if (const auto op = telemetry::HandlerOperation(route.rpc); op && options_.tracer != nullptr) {
+    call->handler_span = options_.tracer->Start(*op, call->request_span.context());
+  }
   asio::co_spawn(executor, handler->fn(call), [call](std::exception_ptr error) {
     if (error) {
       call->Finish(Internal("internal error"));
+    }
+    if (call->handler_span.active()) {
+      if (error || (call->finished() && !call->final_status().ok())) {
+        call->handler_span.SetError();
+      }
+      call->handler_span.End();
     }
   });
   return call;
@@ -227,11 +241,25 @@ void Dispatcher::OnCallDone(Call& call) {
   const telemetry::Route& route = call.route();
   const double seconds =
       std::chrono::duration<double>(Call::Clock::now() - call.started_at()).count();
+  const telemetry::SpanContext trace = call.request_span.context();
+  if (call.request_span.active()) {
+    call.request_span.Set(telemetry::IntAttribute::kGrpcStatusCode,
+                          static_cast<int64_t>(call.outcome()));
+    call.request_span.Set(telemetry::IntAttribute::kRequestBytes,
+                          static_cast<int64_t>(call.request_bytes()));
+    call.request_span.Set(telemetry::IntAttribute::kResponseBytes,
+                          static_cast<int64_t>(call.response_bytes()));
+    if (call.outcome() != StatusCode::kOk) {
+      call.request_span.SetError();
+    }
+    call.request_span.End();
+  }
   if (!route.is_health) {
     metrics_.RequestBytes(route.rpc, call.request_bytes());
     metrics_.ResponseBytes(route.rpc, call.response_bytes());
     metrics_.RequestHandled(route.rpc, call.outcome(), seconds);
     if (options_.request_logger) {
+      const telemetry::TraceIdHex trace_hex = telemetry::ToHex(trace.trace_id);
       // implements: OPS-018 (one completion line per non-health request), OPS-013 (identifier)
       logger_.Completion(telemetry::CompletionEvent{
           .request_id = call.request_id(),
@@ -241,7 +269,7 @@ void Dispatcher::OnCallDone(Call& call) {
           .request_size_bytes = call.request_bytes(),
           .response_size_bytes = call.response_bytes(),
           .grpc_code = call.outcome(),
-          .trace_id = {},
+          .trace_id = trace.has_trace_id() ? trace_hex.view() : std::string_view(),
       });
     }
   }

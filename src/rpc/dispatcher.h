@@ -19,6 +19,7 @@
 #include "rpc/router.h"
 #include "telemetry/logger.h"
 #include "telemetry/metrics.h"
+#include "telemetry/tracer.h"
 
 namespace xb::rpc {
 
@@ -50,6 +51,8 @@ struct DispatcherOptions {
   uint64_t max_request_bytes = 26214400;
   std::string identifier;  // server.identifier, for the completion log (OPS-013)
   bool request_logger = true;
+  // Starts the request and handler spans (OPS-012, OPS-019); nullptr: no spans.
+  telemetry::Tracer* tracer = nullptr;
   Authenticate authenticate;
 };
 

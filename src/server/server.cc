@@ -38,6 +38,8 @@
 #include "telemetry/logger.h"
 #include "telemetry/metrics.h"
 #include "telemetry/metrics_listener.h"
+#include "telemetry/otlp_exporter.h"
+#include "telemetry/tracer.h"
 
 namespace xb::server {
 
@@ -48,6 +50,9 @@ namespace {
 // Transport ceiling (API-282): an HTTP/1.1 body may carry a base64 (text mode) request message.
 constexpr uint64_t kMaxHttp1BodyBytes = 26214400ULL / 3 * 4 + 4096;
 constexpr auto kTelemetryFlushBound = std::chrono::seconds(5);
+// Publish requests whose signature checks may wait for the CPU pool at once; one more is answered
+// UNAVAILABLE (api/cpu_pool.h). Each job is one request's whole batch of checks.
+constexpr size_t kCpuPoolMaxQueuedJobs = 4096;
 
 size_t WorkerCount() {
   cpu_set_t set;
@@ -93,6 +98,36 @@ int Run(const config::Config& config, RunOptions options) {
       .clock = {},
   });
   telemetry::Metrics metrics(kVersion);
+
+  // Traces (OPS section 5): exported only when an OTLP endpoint resolved (OPS-022; checked with
+  // the configuration, so Create fails only on what the check let through). Declared before
+  // everything that starts spans, so it is destroyed after all of them.
+  std::unique_ptr<telemetry::OtlpExporter> exporter;
+  if (config.telemetry.otlp_endpoint) {
+    // implements: OPS-013 — the resource of every exported span.
+    telemetry::ResourceAttributes resource = {
+        {"service.name", config.telemetry.service_name},
+        {"service.version", std::string(kVersion)},
+        {"xmtp.backend.identifier", config.server.identifier},
+    };
+    for (const auto& [key, value] : config.telemetry.resource_attributes) {
+      resource.emplace_back(key, value);
+    }
+    auto created = telemetry::OtlpExporter::Create(
+        telemetry::OtlpExporterOptions{.endpoint = *config.telemetry.otlp_endpoint,
+                                       .resource = std::move(resource)},
+        metrics);
+    if (!created.ok()) {
+      Fail("configuration is invalid: telemetry.otlp_endpoint or OTEL_EXPORTER_OTLP_ENDPOINT (" +
+           created.status().message() + ")");
+      return 1;
+    }
+    exporter = std::move(created).value();
+    exporter->Start();
+  }
+  telemetry::Tracer tracer(metrics,
+                           telemetry::TracerOptions{.sample_ratio = config.telemetry.sample_ratio,
+                                                    .sink = exporter.get()});
   asio::io_context main_io{1};
   // Installed first: a SIGTERM that arrives once anything could have seen this process begins a
   // drain rather than killing it.
@@ -193,7 +228,8 @@ int Run(const config::Config& config, RunOptions options) {
   fanout::Tailer tailer(*store, registry, metrics, logger, api::EncodeServerEnvelope,
                         fanout::TailerOptions{.poll_interval = std::chrono::milliseconds(
                                                   config.streams.poll_interval_ms),
-                                              .max_gap_ranges = config.streams.max_gap_ranges});
+                                              .max_gap_ranges = config.streams.max_gap_ranges,
+                                              .tracer = &tracer});
   store->SetCommitListener([&tailer](int64_t last_id) { tailer.OnCommit(last_id); });
   // The tailer and the commit listener stop before the store closes, on every return path.
   struct StopTailer {
@@ -227,9 +263,13 @@ int Run(const config::Config& config, RunOptions options) {
   // Catch-up reads of all streams together use at most half the pooled connections.
   fanout::FetchPermits fetch_permits(std::max<size_t>(1, config.database.max_connections / 2));
   store::DbPool db_pool(std::max<size_t>(1, config.database.max_connections));
+  // One CPU thread per core, like the I/O threads: signature checks are pure CPU (ARCHITECTURE.md
+  // section 2). The admission bound keeps the queue finite under a flood of publishes.
+  api::CpuPool cpu_pool(WorkerCount(), kCpuPoolMaxQueuedJobs);
   api::ApiContext api_context{
       .store = store.get(),
       .db = &db_pool,
+      .cpu = &cpu_pool,
       .metrics = &metrics,
       .limits = config.limits,
       .retention = config.retention,
@@ -237,6 +277,7 @@ int Run(const config::Config& config, RunOptions options) {
       .registry = &registry,
       .fetch_permits = &fetch_permits,
       .streams = config.streams,
+      .tracer = &tracer,
   };
 
   // Step 6: the public configuration (CONF-009), with the startup key set (CONF-068).
@@ -271,6 +312,7 @@ int Run(const config::Config& config, RunOptions options) {
         rpc::DispatcherOptions{.max_request_bytes = config.limits.max_request_bytes,
                                .identifier = config.server.identifier,
                                .request_logger = config.server.request_logger,
+                               .tracer = &tracer,
                                .authenticate = MakeAuthenticate(authenticator.get())});
     net_workers.push_back(
         net::Worker{.io = &w->io, .factory = w->dispatcher.get(), .connections = &w->connections});
@@ -397,14 +439,22 @@ int Run(const config::Config& config, RunOptions options) {
 
   // Workers finish writing what is queued (trailers of the calls ended above), then stop; a
   // worker that cannot finish within the telemetry flush bound is abandoned.
+  // The same bound then covers the trace flush (OPS-008: exit within the drain deadline + 5 s).
+  const auto flush_deadline = std::chrono::steady_clock::now() + kTelemetryFlushBound;
   guards.clear();
   {
     std::unique_lock lock(stopped_mu);
-    stopped_cv.wait_for(lock, kTelemetryFlushBound, [&] { return running == 0; });
+    stopped_cv.wait_until(lock, flush_deadline, [&] { return running == 0; });
   }
   for (auto& w : workers) {
     w->io.stop();
     w->thread.join();
+  }
+  if (exporter) {
+    exporter->Shutdown(flush_deadline);
+    if (const uint64_t dropped = exporter->dropped(); dropped > 0) {
+      logger.Warn("trace spans dropped", {telemetry::Field::Count(dropped)});
+    }
   }
   logger.Info("stopped");
   return key_set_stale ? 1 : 0;

@@ -87,6 +87,9 @@ struct CommitPublishRequest {
 struct CommitPublishResult {
   std::vector<EnvelopeMeta> metas;  // one per item, same order
   std::vector<bool> duplicate;      // per item: already stored (true) or stored now (false)
+  // When the publish's locks were held (the end of the publish.locks span, the start of
+  // db.commit_publish); unset for a request with no items.
+  Clock::time_point locked_at{};
 };
 
 struct TopicCursor {
@@ -189,6 +192,19 @@ class Store {
   // ids in item order, read server_ns once, compute expiries with checked arithmetic, insert,
   // advance watermarks, project identity changes, commit.
   virtual StoreResult<CommitPublishResult> CommitPublish(const CommitPublishRequest& request) = 0;
+
+  // CommitPublish without holding the calling thread, where the engine can hand the request to a
+  // thread of its own at once (SQLite's writer with a short queue). Returns true when it did:
+  // `done` then runs exactly once, on an engine thread, with what CommitPublish would have
+  // returned. Returns false and never calls `done` otherwise; the caller then runs CommitPublish
+  // on the DB pool. Never blocks.
+  using CommitPublishDone = std::function<void(StoreResult<CommitPublishResult>)>;
+  virtual bool StartCommitPublish(std::shared_ptr<const CommitPublishRequest> request,
+                                  CommitPublishDone done) {
+    (void)request;
+    (void)done;
+    return false;
+  }
 
   // API-240: per topic ids above its cursor; the page is the lowest `limit` candidates overall,
   // each topic a prefix; has_more from the same snapshot. Topics are distinct. Primary.

@@ -64,6 +64,39 @@ void Vocabulary<StatusCode>::AppendLabels(size_t index, std::string* out) {
   AppendLabelPair("grpc_code", StatusCodeName(static_cast<StatusCode>(index)), out);
 }
 
+std::optional<Operation> HandlerOperation(Rpc rpc) {
+  switch (rpc) {
+    case Rpc::kPublish:
+      return Operation::kRpcPublish;
+    case Rpc::kQuery:
+      return Operation::kRpcQuery;
+    case Rpc::kQueryNewest:
+      return Operation::kRpcQueryNewest;
+    case Rpc::kGetInboxIds:
+      return Operation::kRpcGetInboxIds;
+    case Rpc::kVerifySmartContractWalletSignatures:
+      return Operation::kRpcVerifySmartContractWalletSignatures;
+    case Rpc::kGetConfiguration:
+      return Operation::kRpcGetConfiguration;
+    case Rpc::kRegister:
+      return Operation::kRpcRegister;
+    case Rpc::kUnregister:
+      return Operation::kRpcUnregister;
+    case Rpc::kUpdateSubscriptions:
+      return Operation::kRpcUpdateSubscriptions;
+    case Rpc::kCreateUpload:
+      return Operation::kRpcCreateUpload;
+    case Rpc::kSubscribe:
+    case Rpc::kSubscribeStatic:
+    case Rpc::kHealthCheck:
+    case Rpc::kHealthWatch:
+    case Rpc::kHealthList:
+    case Rpc::kUnknown:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 std::string_view OperationName(Operation op) {
   const auto index = static_cast<size_t>(op);
   if (index < kRpcCount) {

@@ -16,6 +16,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -108,6 +109,10 @@ static_assert(static_cast<size_t>(Operation::kRequestUnknown) + 1 == kRpcCount);
 
 // The request span operation of a route table row.
 constexpr Operation RequestOperation(Rpc rpc) { return static_cast<Operation>(rpc); }
+
+// The handler span (rpc.*) of a route, if the span catalogue names one: the streams and the
+// health service have none.
+std::optional<Operation> HandlerOperation(Rpc rpc);
 
 // The span name: the tracer names spans with it and the metric labels with it (OPS-019).
 std::string_view OperationName(Operation op);

@@ -196,6 +196,10 @@ class EnvelopeApiMixin:
         req = backend_pb2.QueryNewestRequest(topics=[
             backend_pb2.Topic(topic=E.group_topic(a)), backend_pb2.Topic(topic=E.group_topic(a)),
             backend_pb2.Topic(topic=E.topic(3, kp))])
+        # QueryNewest may read a replica (OPS-009): wait until it has replayed the write.
+        harness.wait_for(lambda: [r.meta for r in self.call(
+            NEWEST, req, backend_pb2.QueryNewestResponse).results] == [newest], 10,
+            "the read database to show the newest write")
         resp = self.call(NEWEST, req, backend_pb2.QueryNewestResponse)
         self.assertEqual(len(resp.results), 1)  # repeated topic once; empty topic absent
         self.assertEqual(resp.results[0].topic.topic, E.group_topic(a))

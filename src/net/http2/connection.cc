@@ -246,9 +246,7 @@ void Connection::GracefulClose() {
 
 char* Connection::GrowOut(size_t n) {
   // The buffer only grows: its bytes are reused from one write to the next without clearing.
-  if (out_.size() < out_len_ + n) {
-    out_.resize(out_len_ + n);
-  }
+  out_.Reserve(out_len_ + n, 0, out_len_);
   char* at = out_.data() + out_len_;
   out_len_ += n;
   return at;

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/byte_buffer.h"
 #include "net/byte_stream.h"
 #include "net/connection.h"
 #include "net/exchange.h"
@@ -63,7 +64,7 @@ class Connection final : public ServerConnection, public std::enable_shared_from
   std::unordered_map<int32_t, std::unique_ptr<Stream>> streams_;
   // The next socket write: frames nghttp2 serializes, and DATA payloads copied straight from the
   // exchanges (NGHTTP2_DATA_FLAG_NO_COPY), so response bytes are copied once before the kernel.
-  std::string out_;
+  ByteBuffer out_;
   size_t out_len_ = 0;  // bytes of out_ in the next write
 
   char* GrowOut(size_t n);

@@ -175,6 +175,157 @@ DbResult<PgResult> Connection::Exec(std::string_view what, const char* sql, cons
   return Await(what, deadline);
 }
 
+DbResult<std::vector<PgResult>> Connection::ExecPipeline(std::string_view what,
+                                                         const std::vector<Statement>& statements,
+                                                         Clock::time_point deadline,
+                                                         size_t* failed_at) {
+  *failed_at = statements.size();
+  if (!usable()) {
+    return ConnectionLost(what);
+  }
+  if (Clock::now() >= deadline) {
+    *failed_at = 0;
+    return DeadlineExceeded(what);  // nothing sent
+  }
+  PGconn* c = conn_.get();
+  if (PQenterPipelineMode(c) == 0) {
+    return Broken(what);
+  }
+  // Statements this session has not prepared yet are prepared in the same round trip, ahead of
+  // the queries; a name is kept only once its Parse succeeded.
+  std::vector<std::pair<std::string, std::string>> preparing;  // (sql, name)
+  std::vector<const char*> names;
+  for (const Statement& st : statements) {
+    auto it = prepared_.find(st.sql);
+    if (it != prepared_.end()) {
+      names.push_back(it->second.c_str());
+      continue;
+    }
+    auto pending = std::find_if(preparing.begin(), preparing.end(),
+                                [&](const auto& p) { return p.first == st.sql; });
+    if (pending == preparing.end()) {
+      std::string name = "xb_" + std::to_string(prepared_.size() + preparing.size());
+      const Params none;
+      const Params& params = st.params ? *st.params : none;
+      if (PQsendPrepare(c, name.c_str(), st.sql, params.count(), params.types()) == 0) {
+        return Broken(what);
+      }
+      preparing.emplace_back(st.sql, std::move(name));
+      pending = preparing.end() - 1;
+    }
+    names.push_back(nullptr);  // filled below: `preparing` may still grow
+  }
+  for (size_t i = 0; i < statements.size(); ++i) {
+    if (names[i] == nullptr) {
+      for (const auto& [sql, name] : preparing) {
+        if (sql == statements[i].sql) {
+          names[i] = name.c_str();
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < statements.size(); ++i) {
+    const Params none;
+    const Params& params = statements[i].params ? *statements[i].params : none;
+    std::vector<const char*> values = params.values();
+    if (PQsendQueryPrepared(c, names[i], params.count(), values.data(), params.lengths(),
+                            params.formats(), /*resultFormat=*/1) == 0) {
+      return Broken(what);
+    }
+  }
+  if (PQpipelineSync(c) == 0) {
+    return Broken(what);
+  }
+  if (Io io = Flush(deadline); io != Io::kOk) {
+    Close();  // which statements ran is unknown; closing ends the server transaction
+    return io == Io::kTimeout ? DeadlineExceeded(what) : ConnectionLost(what);
+  }
+
+  // Results arrive in send order: the Parses, the statements, then the Sync. Each command's
+  // results end with an empty result; after a failure every later command reports
+  // PGRES_PIPELINE_ABORTED.
+  std::vector<PgResult> results;
+  std::optional<DbError> error;
+  const size_t commands = preparing.size() + statements.size();
+  for (size_t k = 0; k < commands; ++k) {
+    PgResult result;
+    PgResult end;
+    Io io = Next(deadline, &result);
+    if (io == Io::kOk && result) {
+      io = Next(deadline, &end);
+    }
+    if (io != Io::kOk || !result || end) {
+      Close();
+      return io == Io::kTimeout ? DeadlineExceeded(what) : ConnectionLost(what);
+    }
+    ExecStatusType status = PQresultStatus(result.get());
+    const bool ok = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK;
+    if (!ok && !error && status != PGRES_PIPELINE_ABORTED) {
+      error = ErrorOf(what, result);
+      *failed_at = k < preparing.size() ? 0 : k - preparing.size();
+      if (!usable()) {
+        return *error;
+      }
+    }
+    if (k < preparing.size()) {
+      if (ok) {
+        prepared_.emplace(preparing[k].first, preparing[k].second);
+      }
+    } else {
+      results.push_back(std::move(result));
+    }
+  }
+  PgResult sync;
+  if (Io io = Next(deadline, &sync);
+      io != Io::kOk || !sync || PQresultStatus(sync.get()) != PGRES_PIPELINE_SYNC) {
+    Close();
+    return io == Io::kTimeout ? DeadlineExceeded(what) : ConnectionLost(what);
+  }
+  if (PQexitPipelineMode(c) == 0) {
+    return Broken(what);
+  }
+  if (error) {
+    return *error;
+  }
+  *failed_at = statements.size();
+  return results;
+}
+
+Connection::Io Connection::Flush(Clock::time_point deadline) {
+  PGconn* c = conn_.get();
+  while (true) {
+    int flushed = PQflush(c);
+    if (flushed == 0) {
+      return Io::kOk;
+    }
+    if (flushed < 0) {
+      return Io::kBroken;
+    }
+    Wait w = WaitSocket(PQsocket(c), POLLIN | POLLOUT, deadline);
+    if (w == Wait::kTimeout) {
+      return Io::kTimeout;
+    }
+    if (w == Wait::kError || PQconsumeInput(c) == 0) {
+      return Io::kBroken;
+    }
+  }
+}
+
+Connection::Io Connection::Next(Clock::time_point deadline, PgResult* out) {
+  PGconn* c = conn_.get();
+  while (PQisBusy(c) != 0) {
+    Wait w = WaitSocket(PQsocket(c), POLLIN, deadline);
+    if (w == Wait::kTimeout) {
+      return Io::kTimeout;
+    }
+    if (w == Wait::kError || PQconsumeInput(c) == 0) {
+      return Io::kBroken;
+    }
+  }
+  *out = PgResult(PQgetResult(c));
+  return Io::kOk;
+}
+
 DbResult<PgResult> Connection::ExecScript(std::string_view what, const std::string& sql,
                                           Clock::time_point deadline) {
   if (!usable()) {
@@ -193,21 +344,13 @@ DbResult<PgResult> Connection::Await(std::string_view what, Clock::time_point de
   PGconn* c = conn_.get();
   // Non-blocking mode: push the whole request out, reading meanwhile so that a server busy
   // writing to us cannot deadlock the exchange.
-  while (true) {
-    int flushed = PQflush(c);
-    if (flushed == 0) {
+  switch (Flush(deadline)) {
+    case Io::kOk:
       break;
-    }
-    if (flushed < 0) {
-      return Broken(what);
-    }
-    Wait w = WaitSocket(PQsocket(c), POLLIN | POLLOUT, deadline);
-    if (w == Wait::kTimeout) {
+    case Io::kTimeout:
       return OnDeadline(what);
-    }
-    if (w == Wait::kError || PQconsumeInput(c) == 0) {
+    case Io::kBroken:
       return Broken(what);
-    }
   }
 
   PgResult last;
@@ -236,24 +379,28 @@ DbResult<PgResult> Connection::Await(std::string_view what, Clock::time_point de
   }
 
   if (error) {
-    const char* sqlstate = PQresultErrorField(error.get(), PG_DIAG_SQLSTATE);
-    const char* constraint = PQresultErrorField(error.get(), PG_DIAG_CONSTRAINT_NAME);
-    bool lost = PQstatus(c) != CONNECTION_OK;
-    if (lost) {
-      Close();  // for example FATAL 25P03 or 57P01: the server ended the session
-    }
-    if (sqlstate == nullptr || *sqlstate == '\0') {
-      return lost ? ConnectionLost(what)
-                  : DbError{.kind = ErrorKind::kOther,
-                            .sqlstate = "",
-                            .message = std::string(what) + ": client library error"};
-    }
-    return ServerError(what, sqlstate, constraint ? constraint : "");
+    return ErrorOf(what, error);
   }
   if (!last) {
     return Broken(what);
   }
   return last;
+}
+
+DbError Connection::ErrorOf(std::string_view what, const PgResult& error) {
+  const char* sqlstate = PQresultErrorField(error.get(), PG_DIAG_SQLSTATE);
+  const char* constraint = PQresultErrorField(error.get(), PG_DIAG_CONSTRAINT_NAME);
+  bool lost = PQstatus(conn_.get()) != CONNECTION_OK;
+  if (lost) {
+    Close();  // for example FATAL 25P03 or 57P01: the server ended the session
+  }
+  if (sqlstate == nullptr || *sqlstate == '\0') {
+    return lost ? ConnectionLost(what)
+                : DbError{.kind = ErrorKind::kOther,
+                          .sqlstate = "",
+                          .message = std::string(what) + ": client library error"};
+  }
+  return ServerError(what, sqlstate, constraint ? constraint : "");
 }
 
 DbError Connection::OnDeadline(std::string_view what) {

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "store/postgres/errors.h"
 #include "store/postgres/params.h"
@@ -78,6 +79,19 @@ class Connection {
     return Exec(what, sql, Params(), deadline);
   }
 
+  // One statement of a pipeline: prepared once per connection like Exec's; `params` may be null.
+  struct Statement {
+    const char* sql = nullptr;
+    const Params* params = nullptr;
+  };
+  // Several statements in one round trip (libpq pipeline mode, one Sync after the last), with
+  // binary results in order. The first failing statement's error is returned with `*failed_at`
+  // set to its index: the statements before it ran, the ones after it did not. On the deadline
+  // or a lost connection the connection is closed (ending any server transaction) and
+  // `*failed_at` is statements.size(): which statements ran is unknown.
+  DbResult<std::vector<PgResult>> ExecPipeline(std::string_view what,
+                                               const std::vector<Statement>& statements,
+                                               Clock::time_point deadline, size_t* failed_at);
   // One or more statements without parameters (simple query protocol): BEGIN with SET LOCAL,
   // COMMIT, migration scripts. Returns the last statement's result.
   DbResult<PgResult> ExecScript(std::string_view what, const std::string& sql,
@@ -101,6 +115,13 @@ class Connection {
   // Sends are complete; collects the results. On the deadline: cancel, drain, maybe close.
   DbResult<PgResult> Await(std::string_view what, Clock::time_point deadline);
   DbError OnDeadline(std::string_view what);
+  // The error a failed result reports (closing the connection when the server ended it).
+  DbError ErrorOf(std::string_view what, const PgResult& error);
+  enum class Io : uint8_t { kOk, kTimeout, kBroken };
+  // Pushes everything sent so far to the server, reading meanwhile.
+  Io Flush(Clock::time_point deadline);
+  // The next result (an empty PgResult ends one statement's results).
+  Io Next(Clock::time_point deadline, PgResult* out);
   DbError Broken(std::string_view what);
   void Close();
 

@@ -58,7 +58,10 @@ bool ReplicaNotReadyYet(const DbError& error) {
 
 PostgresStore::PostgresStore(PostgresOptions options)
     : options_(std::move(options)),
-      primary_(PoolOptions(options_, options_.primary_url, "database.url")) {
+      primary_(PoolOptions(options_, options_.primary_url, "database.url")),
+      publisher_(primary_,
+                 PublishBounds{.statement_timeout_ms = options_.statement_timeout_ms,
+                               .max_publish_duration_ms = options_.max_publish_duration_ms}) {
   if (options_.replica_url) {
     replica_ = std::make_unique<ConnectionPool>(
         PoolOptions(options_, *options_.replica_url, "database.replica_url"));
@@ -148,11 +151,7 @@ Status PostgresStore::WaitForReplica(Clock::time_point deadline) {
 }
 
 StoreResult<CommitPublishResult> PostgresStore::CommitPublish(const CommitPublishRequest& request) {
-  auto result =
-      CommitPublishOn(primary_,
-                      PublishBounds{.statement_timeout_ms = options_.statement_timeout_ms,
-                                    .max_publish_duration_ms = options_.max_publish_duration_ms},
-                      request);
+  auto result = publisher_.Commit(request);
   // This instance's own commits wake its tailer at once (publishes through other instances are
   // found by the poll timer). Only rows stored now count.
   if (const auto* committed = std::get_if<CommitPublishResult>(&result)) {

@@ -18,6 +18,7 @@
 
 #include "base/status.h"
 #include "store/postgres/pool.h"
+#include "store/postgres/publish.h"
 #include "store/store.h"
 
 namespace xb::store::postgres {
@@ -112,6 +113,7 @@ class PostgresStore final : public Store {
   const PostgresOptions options_;
   ConnectionPool primary_;
   std::unique_ptr<ConnectionPool> replica_;  // null without a replica
+  PublishCombiner publisher_;                // group commit of publishes on primary_
 
   std::mutex listener_mu_;
   std::function<void(int64_t)> listener_;  // guarded by listener_mu_

@@ -367,6 +367,171 @@ TEST_F(PostgresStoreTest, ManyPublishersOnOverlappingTopicsNeverDeadlock) {
   EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes"), static_cast<int64_t>(total));
 }
 
+// The publish transaction's round trips: a pipeline whose middle statement fails reports that
+// statement, runs none after it, and leaves the connection usable.
+TEST_F(PostgresStoreTest, PipelineReportsTheFailingStatementAndRunsNoneAfterIt) {
+  Sql("CREATE TABLE pipeline_probe (n int8 PRIMARY KEY)");
+  Params one;
+  one.Int8(1);
+  Params two;
+  two.Int8(2);
+  const char* insert = "INSERT INTO pipeline_probe VALUES ($1::int8)";
+  size_t failed_at = 99;
+  auto ok = admin_->ExecPipeline("probe", {{.sql = insert, .params = &one}},
+                                 Clock::now() + seconds(10), &failed_at);
+  ASSERT_TRUE(std::holds_alternative<std::vector<PgResult>>(ok));
+  EXPECT_EQ(failed_at, 1u);
+
+  auto failed = admin_->ExecPipeline("probe",
+                                     {{.sql = "BEGIN", .params = nullptr},
+                                      {.sql = insert, .params = &two},
+                                      {.sql = insert, .params = &one},  // duplicate key
+                                      {.sql = "SELECT 1/0", .params = nullptr},
+                                      {.sql = "COMMIT", .params = nullptr}},
+                                     Clock::now() + seconds(10), &failed_at);
+  ASSERT_TRUE(std::holds_alternative<DbError>(failed));
+  EXPECT_EQ(std::get<DbError>(failed).sqlstate, "23505");
+  EXPECT_EQ(failed_at, 2u);
+  // The transaction is open and failed: the statements after the error did not run.
+  EXPECT_EQ(admin_->transaction_status(), PQTRANS_INERROR);
+  auto rolled_back = admin_->ExecScript("probe", "ROLLBACK", Clock::now() + seconds(10));
+  ASSERT_TRUE(std::holds_alternative<PgResult>(rolled_back));
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM pipeline_probe"), 1);
+  EXPECT_TRUE(admin_->usable());
+}
+
+// One combined transaction (PublishCombiner's unit of work): every request keeps its own
+// outcome. A request failing admission stores nothing and does not fail the others; an item an
+// earlier request of the same transaction stores is a duplicate for the later one; an item stored
+// before is a duplicate for all.
+TEST_F(PostgresStoreTest, CombinedTransactionKeepsEachRequestsOwnOutcome) {
+  // verifies: API-220
+  // verifies: API-222
+  // verifies: API-223
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(
+      store->CommitPublish(Request({Item(GroupTopic(4), "stored before")}))));
+  ConnectionPool::Options pool_options;
+  pool_options.url = db_->Options(false).primary_url;
+  pool_options.setting = "database.url";
+  ConnectionPool pool(pool_options);
+
+  CommitPublishRequest first = Request({Item(GroupTopic(1), "a"), Item(GroupTopic(2), "shared")});
+  PublishItem failing = Item(GroupTopic(3), "fails");
+  failing.pending_failure = InvalidArgument("bad payload");
+  CommitPublishRequest second = Request({Item(GroupTopic(2), "shared"), failing});
+  CommitPublishRequest third = Request({Item(GroupTopic(2), "shared"), Item(GroupTopic(1), "c"),
+                                        Item(GroupTopic(4), "stored before")});
+  // A pending failure on an item that is a duplicate does not fail its request (API-222).
+  PublishItem failing_duplicate = Item(GroupTopic(2), "shared");
+  failing_duplicate.pending_failure = InvalidArgument("bad payload");
+  CommitPublishRequest fourth = Request({failing_duplicate});
+
+  auto results = CommitPublishBatchOn(pool, PublishBounds{}, {&first, &second, &third, &fourth});
+  ASSERT_EQ(results.size(), 4u);
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(results[0]));
+  ASSERT_TRUE(std::holds_alternative<StoreError>(results[1]));
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(results[2]));
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(results[3]));
+
+  const auto& r1 = std::get<CommitPublishResult>(results[0]);
+  const auto& e2 = std::get<StoreError>(results[1]);
+  const auto& r3 = std::get<CommitPublishResult>(results[2]);
+  const auto& r4 = std::get<CommitPublishResult>(results[3]);
+  EXPECT_EQ(e2.kind, ErrorKind::kAdmission);
+  EXPECT_EQ(e2.item, 1u);
+  EXPECT_EQ(e2.admission.message(), "bad payload");
+
+  EXPECT_EQ(r1.duplicate, (std::vector<bool>{false, false}));
+  EXPECT_LT(r1.metas[0].sequence_id, r1.metas[1].sequence_id);
+  EXPECT_EQ(r3.duplicate, (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(r3.metas[0].sequence_id, r1.metas[1].sequence_id);
+  EXPECT_EQ(r3.metas[0].server_ns, r1.metas[1].server_ns);
+  EXPECT_GT(r3.metas[1].sequence_id, r1.metas[1].sequence_id);
+  EXPECT_EQ(r4.duplicate, (std::vector<bool>{true}));
+  EXPECT_EQ(r4.metas[0].sequence_id, r1.metas[1].sequence_id);
+
+  // Stored: the earlier row plus a, shared, c. Nothing of the failed request.
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes"), 4);
+  Params fails;
+  fails.Bytea(GroupTopic(3));
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes WHERE topic = $1::bytea", fails), 0);
+}
+
+// Many concurrent publishers through the store's combiner, with duplicates across requests and
+// requests that fail admission: every acknowledged row is stored once, every failed request
+// stored nothing, and every duplicate reports the one stored id.
+TEST_F(PostgresStoreTest, ConcurrentCombinedPublishesKeepEachRequestsOwnOutcome) {
+  // verifies: API-220
+  // verifies: API-222
+  PostgresOptions options = db_->Options(false);
+  options.max_connections = 16;
+  auto store = Open(options);
+  ASSERT_NE(store, nullptr);
+  constexpr int kThreads = 16;
+  constexpr int kPublishes = 30;
+  struct Outcome {
+    int thread;
+    int round;
+    StoreResult<CommitPublishResult> result;
+  };
+  std::vector<std::vector<Outcome>> outcomes(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPublishes; ++i) {
+        PublishItem own = Item(GroupTopic(static_cast<uint8_t>(t % 5)),
+                               "own/" + std::to_string(t) + "/" + std::to_string(i));
+        if ((t + i) % 7 == 0) {
+          own.pending_failure = InvalidArgument("bad payload");
+        }
+        // Every thread publishes the same "shared/i" in round i.
+        PublishItem shared = Item(GroupTopic(9), "shared/" + std::to_string(i));
+        outcomes[t].push_back(
+            Outcome{t, i, store->CommitPublish(Request({std::move(own), std::move(shared)}))});
+      }
+    });
+  }
+  for (auto& thread : threads) {
+    thread.join();
+  }
+  int64_t stored = 0;
+  std::map<int, std::set<int64_t>> shared_ids;  // round -> ids reported for "shared/round"
+  std::map<int, int> shared_stored_here;        // round -> requests that stored it
+  std::set<int64_t> own_ids;
+  for (const auto& per_thread : outcomes) {
+    for (const Outcome& o : per_thread) {
+      if ((o.thread + o.round) % 7 == 0) {
+        ASSERT_TRUE(std::holds_alternative<StoreError>(o.result));
+        EXPECT_EQ(std::get<StoreError>(o.result).kind, ErrorKind::kAdmission);
+        EXPECT_EQ(std::get<StoreError>(o.result).item, 0u);
+        continue;
+      }
+      ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(o.result))
+          << std::get<StoreError>(o.result).message;
+      const auto& r = std::get<CommitPublishResult>(o.result);
+      EXPECT_FALSE(r.duplicate[0]);
+      EXPECT_TRUE(own_ids.insert(r.metas[0].sequence_id).second);
+      ++stored;
+      shared_ids[o.round].insert(r.metas[1].sequence_id);
+      if (!r.duplicate[1]) {
+        ++shared_stored_here[o.round];
+        EXPECT_LT(r.metas[0].sequence_id, r.metas[1].sequence_id);
+      }
+    }
+  }
+  for (const auto& [round, ids] : shared_ids) {
+    EXPECT_EQ(ids.size(), 1u) << "round " << round;
+    EXPECT_EQ(shared_stored_here[round], 1) << "round " << round;
+    EXPECT_FALSE(own_ids.contains(*ids.begin()));
+  }
+  stored += static_cast<int64_t>(shared_ids.size());
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes"), stored);
+  EXPECT_EQ(SqlInt("SELECT count(DISTINCT sequence_id) FROM envelopes"), stored);
+  EXPECT_EQ(store->released_open_transactions(), 0u);
+}
+
 TEST_F(PostgresStoreTest, ConcurrentDuplicatePublishesBothSucceedWithOneId) {
   // verifies: API-222
   auto store = Open();

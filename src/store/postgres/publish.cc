@@ -1,9 +1,13 @@
 #include "store/postgres/publish.h"
 
 #include <algorithm>
+#include <deque>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "store/postgres/rows.h"
@@ -78,6 +82,16 @@ WHERE identifier = $1::text AND identifier_kind = $2::int4::smallint AND inbox_i
   AND association_sequence_id < $4::int8
   AND (revocation_sequence_id IS NULL OR revocation_sequence_id < $4::int8))sql";
 
+constexpr const char* kBegin = "BEGIN ISOLATION LEVEL READ COMMITTED";
+constexpr const char* kSetLimits =
+    "SELECT set_config('idle_in_transaction_session_timeout', $1::text, true), "
+    "set_config('statement_timeout', $2::text, true)";
+constexpr const char* kSetStatementTimeout =
+    "SELECT set_config('statement_timeout', $1::text, true)";
+constexpr const char* kIdentityLock = "SELECT pg_advisory_xact_lock(0, 1)";
+constexpr const char* kAllocationBarrier = "SELECT pg_advisory_xact_lock_shared(0, 2)";
+constexpr const char* kCommit = "COMMIT";
+
 bool IsIdentityItem(const PublishItem& item) {
   return item.identity_validated_head.has_value() ||
          (!item.topic.empty() && static_cast<uint8_t>(item.topic[0]) == kIdentityTopicKind);
@@ -142,6 +156,11 @@ std::optional<StoreError> CheckRequest(const CommitPublishRequest& request) {
   return std::nullopt;
 }
 
+struct BatchFailure {
+  StoreError error;
+  bool retry_alone = true;
+};
+
 // One publish transaction on one leased connection.
 class PublishTransaction {
  public:
@@ -149,7 +168,13 @@ class PublishTransaction {
       : conn_(conn), statement_timeout_ms_(statement_timeout_ms), end_(end) {}
   ~PublishTransaction() { Rollback(); }
 
-  StoreResult<CommitPublishResult> Run(const CommitPublishRequest& request);
+  // Runs `requests` (at least one) as one transaction. Each request keeps its own outcome: its
+  // admission failure, identity staleness or duplicates never touch another's. A failure that is
+  // not one request's own (a database error, a timeout, an expiry overflow) fails the whole
+  // transaction: BatchFailure::retry_alone says whether the requests may still run on their own
+  // (nothing was committed) or must all report the error (the commit's outcome is unknown).
+  std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Run(
+      const std::vector<const CommitPublishRequest*>& requests);
 
  private:
   // Any failure: roll back (the transaction guard) and report.
@@ -162,11 +187,15 @@ class PublishTransaction {
     return error;
   }
 
-  std::optional<DbError> Begin();
-  // One statement under the lifetime bound: the local statement_timeout is lowered to the
-  // remaining lifetime when that is the smaller (STORE.md 3.3), and the client cancels shortly
-  // after the lifetime if the server has not answered.
-  DbResult<PgResult> Step(std::string_view what, const char* sql, const Params& params);
+  // One round trip of statements (a libpq pipeline) under the lifetime bound. The first round
+  // begins the transaction and sets its local idle_in_transaction_session_timeout and
+  // statement_timeout to the remaining lifetime when that is the smaller (STORE.md 3.3); a later
+  // round lowers statement_timeout again first when the lifetime has shrunk below it. The client
+  // gives up shortly after the lifetime if the server has not answered. Returns the results of
+  // `statements` only; `*failed_at` as Connection::ExecPipeline, relative to `statements`.
+  DbResult<std::vector<PgResult>> Round(std::string_view what,
+                                        std::vector<Connection::Statement> statements,
+                                        size_t* failed_at);
   void Rollback();
 
   int64_t RemainingMs() const {
@@ -180,42 +209,38 @@ class PublishTransaction {
   bool open_ = false;
 };
 
-std::optional<DbError> PublishTransaction::Begin() {
-  int64_t remaining = RemainingMs();
-  if (remaining < 1) {
-    return DeadlineExceeded("commit publish");
-  }
-  // implements: STORE.md 3.3 (the lifetime holds inside PostgreSQL on version 15: the local
-  // idle_in_transaction_session_timeout ends a transaction its client abandoned)
-  local_statement_timeout_ms_ = std::min<int64_t>(statement_timeout_ms_, remaining);
-  std::string begin =
-      "BEGIN ISOLATION LEVEL READ COMMITTED; " +
-      ("SET LOCAL idle_in_transaction_session_timeout = " + std::to_string(remaining)) +
-      "; SET LOCAL statement_timeout = " + std::to_string(local_statement_timeout_ms_);
-  open_ = true;
-  auto r = conn_.ExecScript("commit publish: begin", begin, end_ + kServerFirst);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return std::move(*e);
-  }
-  return std::nullopt;
-}
-
-DbResult<PgResult> PublishTransaction::Step(std::string_view what, const char* sql,
-                                            const Params& params) {
-  int64_t remaining = RemainingMs();
+DbResult<std::vector<PgResult>> PublishTransaction::Round(
+    std::string_view what, std::vector<Connection::Statement> statements, size_t* failed_at) {
+  *failed_at = 0;
+  const int64_t remaining = RemainingMs();
   if (remaining < 1) {
     return DeadlineExceeded(what);
   }
-  int64_t wanted = std::min<int64_t>(statement_timeout_ms_, remaining);
-  if (wanted != local_statement_timeout_ms_) {
-    auto set = conn_.ExecScript(what, "SET LOCAL statement_timeout = " + std::to_string(wanted),
-                                end_ + kServerFirst);
-    if (auto* e = std::get_if<DbError>(&set)) {
-      return std::move(*e);
-    }
-    local_statement_timeout_ms_ = wanted;
+  const int64_t wanted = std::min<int64_t>(statement_timeout_ms_, remaining);
+  std::vector<Connection::Statement> all;
+  Params limits;
+  if (!open_) {
+    // implements: STORE.md 3.3 (the lifetime holds inside PostgreSQL on version 15: the local
+    // idle_in_transaction_session_timeout ends a transaction its client abandoned)
+    limits.Text(std::to_string(remaining)).Text(std::to_string(wanted));
+    all.push_back({.sql = kBegin, .params = nullptr});
+    all.push_back({.sql = kSetLimits, .params = &limits});
+    open_ = true;
+  } else if (wanted != local_statement_timeout_ms_) {
+    limits.Text(std::to_string(wanted));
+    all.push_back({.sql = kSetStatementTimeout, .params = &limits});
   }
-  return conn_.Exec(what, sql, params, end_ + kServerFirst);
+  local_statement_timeout_ms_ = wanted;
+  const size_t prefix = all.size();
+  all.insert(all.end(), statements.begin(), statements.end());
+  auto r = conn_.ExecPipeline(what, all, end_ + kServerFirst, failed_at);
+  *failed_at = *failed_at < prefix ? 0 : *failed_at - prefix;
+  if (auto* e = std::get_if<DbError>(&r)) {
+    return std::move(*e);
+  }
+  auto& results = std::get<std::vector<PgResult>>(r);
+  results.erase(results.begin(), results.begin() + static_cast<std::ptrdiff_t>(prefix));
+  return std::move(results);
 }
 
 void PublishTransaction::Rollback() {
@@ -233,147 +258,202 @@ void PublishTransaction::Rollback() {
   }
 }
 
-// implements: STORE.md 3.1 steps 5-13, API-220 (atomic), API-222 (idempotent under the locks)
-StoreResult<CommitPublishResult> PublishTransaction::Run(const CommitPublishRequest& request) {
-  const std::vector<PublishItem>& items = request.items;
-  const size_t n = items.size();
-
+// implements: STORE.md 3.1 steps 5-13, API-220 (atomic per request), API-222 (idempotent under the
+// locks)
+std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> PublishTransaction::Run(
+    const std::vector<const CommitPublishRequest*>& requests) {
+  // Every item of every request, flattened in request order then item order.
+  struct FlatItem {
+    size_t request;
+    size_t item;
+  };
+  std::vector<FlatItem> flat;
+  std::vector<size_t> first_flat(requests.size());  // flat index of each request's item 0
   std::vector<std::string_view> topics;
   std::vector<std::string_view> hashes;
   bool any_identity = false;
-  for (const PublishItem& item : items) {
-    topics.push_back(item.topic);
-    hashes.emplace_back(reinterpret_cast<const char*>(item.message_hash.data()),
-                        item.message_hash.size());
-    any_identity = any_identity || IsIdentityItem(item);
+  for (size_t r = 0; r < requests.size(); ++r) {
+    first_flat[r] = flat.size();
+    for (size_t i = 0; i < requests[r]->items.size(); ++i) {
+      const PublishItem& item = requests[r]->items[i];
+      flat.push_back(FlatItem{.request = r, .item = i});
+      topics.push_back(item.topic);
+      hashes.emplace_back(reinterpret_cast<const char*>(item.message_hash.data()),
+                          item.message_hash.size());
+      any_identity = any_identity || IsIdentityItem(item);
+    }
   }
+  const size_t n = flat.size();
+  auto batch_failure = [this](auto error) { return BatchFailure{.error = Fail(std::move(error))}; };
 
-  // Step 5: begin, then lock in the one global order (ARC-031): identity, topics ascending by key.
-  // The barrier comes last, immediately before the first nextval (step 9), so it is held only
-  // across allocation, insert and commit.
-  if (auto e = Begin()) {
-    return Fail(*e);
+  // Steps 5-7 in one round trip: begin, lock in the one global order (ARC-031: identity, topics
+  // ascending by key), re-check duplicates, and read the identity heads. READ COMMITTED: the
+  // duplicate check sees every publish that committed while we waited for the locks, and the
+  // topic locks keep it true until we commit; the identity lock makes the heads final. The
+  // barrier comes later, immediately before the first nextval (step 9), so it is held only across
+  // allocation, insert and commit.
+  std::vector<CommitPublishResult> results(requests.size());
+  std::vector<std::optional<StoreError>> request_error(requests.size());
+  for (size_t r = 0; r < requests.size(); ++r) {
+    results[r].metas.resize(requests[r]->items.size());
+    results[r].duplicate.assign(requests[r]->items.size(), false);
   }
-  if (any_identity) {
-    auto r = Step("commit publish: identity lock", "SELECT pg_advisory_xact_lock(0, 1)", Params());
-    if (auto* e = std::get_if<DbError>(&r)) {
-      return Fail(*e);
+  auto item_of = [&](size_t f) -> const PublishItem& {
+    return requests[flat[f].request]->items[flat[f].item];
+  };
+  auto meta_of = [&](size_t f) -> EnvelopeMeta& {
+    return results[flat[f].request].metas[flat[f].item];
+  };
+  auto is_duplicate = [&](size_t f) { return results[flat[f].request].duplicate[flat[f].item]; };
+  std::vector<size_t> identity_items;
+  std::vector<std::string_view> identity_topics;
+  for (size_t f = 0; f < n; ++f) {
+    if (IsIdentityItem(item_of(f))) {
+      identity_items.push_back(f);
+      identity_topics.push_back(item_of(f).topic);
     }
   }
+  std::vector<int64_t> history_length(n, 0);
   {
-    Params params;
-    params.ByteaArray(topics);
-    auto r = Step("commit publish: topic locks", kTopicLocks, params);
-    if (auto* e = std::get_if<DbError>(&r)) {
-      return Fail(*e);
+    Params lock_params;
+    lock_params.ByteaArray(topics);
+    Params duplicate_params;
+    duplicate_params.ByteaArray(topics).ByteaArray(hashes);
+    Params head_params;
+    head_params.ByteaArray(identity_topics);
+    std::vector<Connection::Statement> round;
+    if (any_identity) {
+      round.push_back({.sql = kIdentityLock, .params = nullptr});
     }
-  }
-
-  // Step 6: re-check duplicates. READ COMMITTED: this statement sees every publish that committed
-  // while we waited for the locks, and the topic locks keep it true until we commit.
-  CommitPublishResult result;
-  result.metas.resize(n);
-  result.duplicate.assign(n, false);
-  {
-    Params params;
-    params.ByteaArray(topics).ByteaArray(hashes);
-    auto r = Step("commit publish: duplicate check", kFindStored, params);
-    if (auto* e = std::get_if<DbError>(&r)) {
-      return Fail(*e);
+    round.push_back({.sql = kTopicLocks, .params = &lock_params});
+    const size_t duplicates_at = round.size();
+    round.push_back({.sql = kFindStored, .params = &duplicate_params});
+    const size_t heads_at = round.size();
+    if (!identity_items.empty()) {
+      round.push_back({.sql = kIdentityHeads, .params = &head_params});
     }
-    const PgResult& rows = std::get<PgResult>(r);
+    size_t failed_at = 0;
+    auto r = Round("commit publish: locks and duplicate check", std::move(round), &failed_at);
+    if (auto* e = std::get_if<DbError>(&r)) {
+      return batch_failure(*e);
+    }
+    // The publish.locks / db.commit_publish span boundary: the locks are held once this round
+    // trip has answered.
+    const Clock::time_point locked_at = Clock::now();
+    for (CommitPublishResult& result : results) {
+      result.locked_at = locked_at;
+    }
+    const std::vector<PgResult>& out = std::get<std::vector<PgResult>>(r);
+    const PgResult& rows = out[duplicates_at];
     for (int row = 0; row < rows.rows(); ++row) {
-      size_t i = static_cast<size_t>(rows.Int8(row, 0) - 1);
-      EnvelopeMeta& meta = result.metas[i];
+      const size_t f = static_cast<size_t>(rows.Int8(row, 0) - 1);
+      EnvelopeMeta& meta = meta_of(f);
       meta.sequence_id = rows.Int8(row, 1);
       meta.server_ns = rows.Int8(row, 2);
       meta.expiry_ns = rows.IsNull(row, 3) ? 0 : rows.Int8(row, 3);
       meta.is_commit_or_proposal = rows.Bool(row, 4);
-      meta.topic = items[i].topic;
-      meta.message_hash = items[i].message_hash;
-      result.duplicate[i] = true;
+      meta.topic = item_of(f).topic;
+      meta.message_hash = item_of(f).message_hash;
+      results[flat[f].request].duplicate[flat[f].item] = true;
     }
-  }
-
-  // Step 7: identity head check, and the history length for the cap of step 8. The identity lock
-  // makes both final: no other identity update can commit before we do.
-  std::vector<size_t> identity_items;
-  for (size_t i = 0; i < n; ++i) {
-    if (!result.duplicate[i] && IsIdentityItem(items[i])) {
-      identity_items.push_back(i);
-    }
-  }
-  std::vector<int64_t> history_length(n, 0);
-  if (!identity_items.empty()) {
-    std::vector<std::string_view> identity_topics;
-    for (size_t i : identity_items) {
-      identity_topics.push_back(items[i].topic);
-    }
-    Params params;
-    params.ByteaArray(identity_topics);
-    auto r = Step("commit publish: identity heads", kIdentityHeads, params);
-    if (auto* e = std::get_if<DbError>(&r)) {
-      return Fail(*e);
-    }
-    const PgResult& rows = std::get<PgResult>(r);
-    for (int row = 0; row < rows.rows(); ++row) {
-      size_t i = identity_items[static_cast<size_t>(rows.Int8(row, 0) - 1)];
-      int64_t head = rows.Int8(row, 1);
-      history_length[i] = rows.Int8(row, 2);
-      // implements: API-232 (one history or start over)
-      if (items[i].identity_validated_head && *items[i].identity_validated_head != head) {
-        return Fail(DbError::MakeStoreError(ErrorKind::kStaleHistory,
-                                            "identity history changed since validation"));
+    if (!identity_items.empty()) {
+      const PgResult& heads = out[heads_at];
+      for (int row = 0; row < heads.rows(); ++row) {
+        const size_t f = identity_items[static_cast<size_t>(heads.Int8(row, 0) - 1)];
+        if (is_duplicate(f)) {
+          continue;  // a stored duplicate succeeds whatever the head (API-222)
+        }
+        const int64_t head = heads.Int8(row, 1);
+        history_length[f] = heads.Int8(row, 2);
+        // implements: API-232 (one history or start over)
+        const auto& validated = item_of(f).identity_validated_head;
+        if (validated && *validated != head && !request_error[flat[f].request]) {
+          request_error[flat[f].request] = DbError::MakeStoreError(
+              ErrorKind::kStaleHistory, "identity history changed since validation");
+        }
       }
     }
   }
 
-  // Step 8: the lowest failing item that is still not a duplicate decides (API-223): its pending
-  // validation failure, or the identity cap (API-234). A duplicate at the cap still succeeds.
-  for (size_t i = 0; i < n; ++i) {
-    if (result.duplicate[i]) {
+  // Step 8, per request in queue order: the lowest failing item that is still not a duplicate
+  // decides (API-223): its pending validation failure, or the identity cap (API-234). A duplicate
+  // at the cap still succeeds. An item an earlier request of this transaction stores is a
+  // duplicate of it, exactly as if that request had committed first.
+  using Key = std::pair<std::string_view, std::string_view>;
+  std::map<Key, size_t> stored_here;  // (topic, hash) -> flat index
+  std::vector<size_t> copy_of(n, std::numeric_limits<size_t>::max());
+  std::vector<size_t> fresh;
+  for (size_t r = 0; r < requests.size(); ++r) {
+    if (request_error[r]) {
       continue;
     }
-    if (items[i].pending_failure) {
-      return Fail(Admission(i, *items[i].pending_failure));
+    const std::vector<PublishItem>& items = requests[r]->items;
+    for (size_t i = 0; i < items.size() && !request_error[r]; ++i) {
+      const size_t f = first_flat[r] + i;
+      if (is_duplicate(f) || stored_here.contains(Key{topics[f], hashes[f]})) {
+        continue;
+      }
+      if (items[i].pending_failure) {
+        request_error[r] = Admission(i, *items[i].pending_failure);
+      } else if (IsIdentityItem(items[i]) &&
+                 history_length[f] >= static_cast<int64_t>(requests[r]->max_identity_entries)) {
+        request_error[r] =
+            Admission(i, InvalidArgument("identity update rejected: too many entries"));
+      }
     }
-    if (IsIdentityItem(items[i]) &&
-        history_length[i] >= static_cast<int64_t>(request.max_identity_entries)) {
-      return Fail(Admission(i, InvalidArgument("identity update rejected: too many entries")));
+    if (request_error[r]) {
+      continue;
+    }
+    for (size_t i = 0; i < items.size(); ++i) {
+      const size_t f = first_flat[r] + i;
+      if (is_duplicate(f)) {
+        continue;
+      }
+      auto [it, inserted] = stored_here.emplace(Key{topics[f], hashes[f]}, f);
+      if (inserted) {
+        fresh.push_back(f);
+      } else {
+        copy_of[f] = it->second;
+      }
     }
   }
 
-  std::vector<size_t> fresh;
-  for (size_t i = 0; i < n; ++i) {
-    if (!result.duplicate[i]) {
-      fresh.push_back(i);
+  auto outcomes = [&] {
+    std::vector<StoreResult<CommitPublishResult>> out;
+    out.reserve(requests.size());
+    for (size_t r = 0; r < requests.size(); ++r) {
+      if (request_error[r]) {
+        out.emplace_back(std::move(*request_error[r]));
+      } else {
+        out.emplace_back(std::move(results[r]));
+      }
     }
-  }
+    return out;
+  };
   if (fresh.empty()) {
-    Rollback();  // nothing to store: every item was already stored
-    return result;
+    Rollback();  // nothing to store: every item was already stored or its request failed
+    return outcomes();
   }
 
-  // Step 9: the allocation barrier, shared, then one id per new item in item order (ARC-030).
-  {
-    auto r = Step("commit publish: allocation barrier", "SELECT pg_advisory_xact_lock_shared(0, 2)",
-                  Params());
-    if (auto* e = std::get_if<DbError>(&r)) {
-      return Fail(*e);
-    }
-  }
+  // Step 9 in one round trip: the allocation barrier, shared, then one id per new item in item
+  // order (ARC-030).
   std::vector<int64_t> ids;
   int64_t server_ns = 0;
   {
     Params params;
     params.Int8(static_cast<int64_t>(fresh.size()));
-    auto r = Step("commit publish: allocate", kAllocate, params);
+    size_t failed_at = 0;
+    auto r = Round(
+        "commit publish: allocate",
+        {{.sql = kAllocationBarrier, .params = nullptr}, {.sql = kAllocate, .params = &params}},
+        &failed_at);
     if (auto* e = std::get_if<DbError>(&r)) {
-      return Fail(*e);
+      return batch_failure(*e);
     }
-    const PgResult& rows = std::get<PgResult>(r);
+    const PgResult& rows = std::get<std::vector<PgResult>>(r)[1];
     if (static_cast<size_t>(rows.rows()) != fresh.size()) {
-      return Fail(Invariant("commit publish: allocation returned the wrong number of ids"));
+      return batch_failure(
+          Invariant("commit publish: allocation returned the wrong number of ids"));
     }
     for (int row = 0; row < rows.rows(); ++row) {
       ids.push_back(rows.Int8(row, 0));
@@ -385,7 +465,6 @@ StoreResult<CommitPublishResult> PublishTransaction::Run(const CommitPublishRequ
 
   // Step 10: rows in item order. server_ns is the transaction start, the same for every row, never
   // clamped to an earlier row's time (ARC-035).
-  std::vector<int64_t> row_ids;
   std::vector<std::string_view> row_topics;
   std::vector<std::optional<int64_t>> expiries;
   std::vector<std::string_view> row_hashes;
@@ -394,21 +473,20 @@ StoreResult<CommitPublishResult> PublishTransaction::Run(const CommitPublishRequ
   std::vector<bool> push_flags;
   std::vector<std::optional<std::string_view>> hmacs;
   for (size_t k = 0; k < fresh.size(); ++k) {
-    size_t i = fresh[k];
-    const PublishItem& item = items[i];
+    const size_t f = fresh[k];
+    const PublishItem& item = item_of(f);
     std::optional<int64_t> expiry;
-    if (auto seconds = RetentionFor(item, request.retention)) {
+    if (auto seconds = RetentionFor(item, requests[flat[f].request]->retention)) {
       expiry = CheckedExpiry(server_ns, *seconds);
       if (!expiry) {
-        return Fail(DbError::MakeStoreError(
+        return batch_failure(DbError::MakeStoreError(
             ErrorKind::kOverflow,
             "commit publish: expiry does not fit a signed 64-bit nanosecond timestamp"));
       }
     }
-    row_ids.push_back(ids[k]);
     row_topics.push_back(item.topic);
     expiries.push_back(expiry);
-    row_hashes.push_back(hashes[i]);
+    row_hashes.push_back(hashes[f]);
     commit_flags.push_back(item.is_commit_or_proposal);
     payloads.push_back(item.payload);
     push_flags.push_back(item.push_eligible);
@@ -419,7 +497,7 @@ StoreResult<CommitPublishResult> PublishTransaction::Run(const CommitPublishRequ
       hmacs.emplace_back(std::nullopt);
     }
 
-    EnvelopeMeta& meta = result.metas[i];
+    EnvelopeMeta& meta = meta_of(f);
     meta.sequence_id = ids[k];
     meta.server_ns = server_ns;
     meta.message_hash = item.message_hash;
@@ -427,9 +505,11 @@ StoreResult<CommitPublishResult> PublishTransaction::Run(const CommitPublishRequ
     meta.expiry_ns = expiry.value_or(0);
     meta.is_commit_or_proposal = item.is_commit_or_proposal;
   }
+  // Steps 10-12 in one round trip: the rows, every inserted topic's watermark (ARC-034), and the
+  // identity projection with each update's own id (STORE.md 2.2).
   {
-    Params params;
-    params.Int8Array(row_ids)
+    Params insert_params;
+    insert_params.Int8Array(ids)
         .ByteaArray(row_topics)
         .Int8(server_ns)
         .NullableInt8Array(expiries)
@@ -438,57 +518,99 @@ StoreResult<CommitPublishResult> PublishTransaction::Run(const CommitPublishRequ
         .ByteaArray(payloads)
         .BoolArray(push_flags)
         .NullableByteaArray(hmacs);
-    auto r = Step("commit publish: insert", kInsert, params);
-    if (auto* e = std::get_if<DbError>(&r)) {
-      return Fail(*e);  // 23505 included: never mapped to duplicate success (ARC-050)
-    }
-  }
-
-  // Step 11: every inserted topic's watermark must advance (ARC-034).
-  {
-    Params params;
-    params.ByteaArray(row_topics).Int8Array(row_ids);
-    auto r = Step("commit publish: watermarks", kAdvanceWatermarks, params);
-    if (auto* e = std::get_if<DbError>(&r)) {
-      return Fail(*e);
-    }
-    std::set<std::string_view> distinct(row_topics.begin(), row_topics.end());
-    if (static_cast<size_t>(std::get<PgResult>(r).rows()) != distinct.size()) {
-      return Fail(Invariant("commit publish: a topic watermark did not advance"));
-    }
-  }
-
-  // Step 12: project identity changes with the update's own id (STORE.md 2.2).
-  for (size_t k = 0; k < fresh.size(); ++k) {
-    const PublishItem& item = items[fresh[k]];
-    std::string_view inbox = std::string_view(item.topic).substr(1);
-    for (const IdentifierChange& change : item.identity_changes) {
-      Params params;
-      params.Text(change.identifier).Int4(change.identifier_kind).Bytea(inbox).Int8(ids[k]);
-      auto r = Step("commit publish: identifier projection", change.added ? kAssociate : kRevoke,
-                    params);
-      if (auto* e = std::get_if<DbError>(&r)) {
-        return Fail(*e);
+    Params watermark_params;
+    watermark_params.ByteaArray(row_topics).Int8Array(ids);
+    std::deque<Params> projection_params;
+    std::vector<Connection::Statement> round = {
+        {.sql = kInsert, .params = &insert_params},
+        {.sql = kAdvanceWatermarks, .params = &watermark_params}};
+    for (size_t k = 0; k < fresh.size(); ++k) {
+      const PublishItem& item = item_of(fresh[k]);
+      std::string_view inbox = std::string_view(item.topic).substr(1);
+      for (const IdentifierChange& change : item.identity_changes) {
+        Params& params = projection_params.emplace_back();
+        params.Text(change.identifier).Int4(change.identifier_kind).Bytea(inbox).Int8(ids[k]);
+        round.push_back({.sql = change.added ? kAssociate : kRevoke, .params = &params});
       }
     }
+    size_t failed_at = 0;
+    auto r = Round("commit publish: insert", std::move(round), &failed_at);
+    if (auto* e = std::get_if<DbError>(&r)) {
+      return batch_failure(*e);  // 23505 included: never mapped to duplicate success (ARC-050)
+    }
+    std::set<std::string_view> distinct(row_topics.begin(), row_topics.end());
+    if (static_cast<size_t>(std::get<std::vector<PgResult>>(r)[1].rows()) != distinct.size()) {
+      return batch_failure(Invariant("commit publish: a topic watermark did not advance"));
+    }
   }
 
-  // Step 13: commit once. A failure here leaves the outcome unknown (ARC-053).
+  // Step 13: commit once. A failure here leaves the outcome unknown (ARC-053): no request may run
+  // again on its own.
   {
-    int64_t remaining = RemainingMs();
-    if (remaining < 1) {
-      return Fail(DeadlineExceeded("commit publish"));
-    }
-    auto r = conn_.ExecScript("commit publish: commit", "COMMIT", end_ + kServerFirst);
+    size_t failed_at = 0;
+    auto r = Round("commit publish: commit", {{.sql = kCommit, .params = nullptr}}, &failed_at);
     if (auto* e = std::get_if<DbError>(&r)) {
-      return Fail(*e);
+      // failed_at 0: COMMIT was not sent, or the server answered it with an error (and rolled
+      // back); anything else (a deadline or a lost connection after sending) is unknown.
+      return BatchFailure{.error = Fail(*e), .retry_alone = failed_at == 0};
     }
     open_ = false;
-    if (std::get<PgResult>(r).CommandTag() != "COMMIT") {
-      return Fail(Invariant("commit publish: the transaction did not commit"));
+    if (std::get<std::vector<PgResult>>(r)[0].CommandTag() != "COMMIT") {
+      return BatchFailure{
+          .error = Fail(Invariant("commit publish: the transaction did not commit")),
+          .retry_alone = false};
     }
   }
-  return result;
+  for (size_t f = 0; f < n; ++f) {
+    if (copy_of[f] != std::numeric_limits<size_t>::max()) {
+      meta_of(f) = meta_of(copy_of[f]);
+      results[flat[f].request].duplicate[flat[f].item] = true;
+    }
+  }
+  return outcomes();
+}
+
+// The end of one request's lifetime: the earlier of its deadline (unless unset) and
+// max_publish_duration_ms from now.
+Clock::time_point EndOf(const CommitPublishRequest& request, const PublishBounds& bounds) {
+  Clock::time_point end = Clock::now() + std::chrono::milliseconds(bounds.max_publish_duration_ms);
+  if (request.deadline != Clock::time_point{} && request.deadline < end) {
+    end = request.deadline;
+  }
+  return end;
+}
+
+// Runs `requests` in one transaction ending at `end`. On a failure that is not one request's own,
+// runs each request again alone (when nothing was committed), so one request's deadline or a
+// transient error on a shared transaction costs no other request more than a retry.
+std::vector<StoreResult<CommitPublishResult>> RunTransaction(
+    ConnectionPool& primary, const PublishBounds& bounds,
+    const std::vector<const CommitPublishRequest*>& requests, Clock::time_point end) {
+  std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> outcome;
+  {
+    auto lease = primary.Acquire(end);
+    if (auto* e = std::get_if<DbError>(&lease)) {
+      outcome = BatchFailure{.error = e->ToStoreError(), .retry_alone = requests.size() > 1};
+    } else {
+      PublishTransaction transaction(*std::get<ConnectionPool::Lease>(lease),
+                                     bounds.statement_timeout_ms, end);
+      outcome = transaction.Run(requests);
+    }
+  }
+  if (auto* results = std::get_if<std::vector<StoreResult<CommitPublishResult>>>(&outcome)) {
+    return std::move(*results);
+  }
+  BatchFailure& failure = std::get<BatchFailure>(outcome);
+  std::vector<StoreResult<CommitPublishResult>> results;
+  for (const CommitPublishRequest* request : requests) {
+    if (requests.size() == 1 || !failure.retry_alone) {
+      results.emplace_back(failure.error);
+    } else {
+      results.push_back(
+          std::move(RunTransaction(primary, bounds, {request}, EndOf(*request, bounds)).front()));
+    }
+  }
+  return results;
 }
 
 }  // namespace
@@ -502,17 +624,100 @@ StoreResult<CommitPublishResult> CommitPublishOn(ConnectionPool& primary,
   if (auto error = CheckRequest(request)) {
     return *error;
   }
-  Clock::time_point end = Clock::now() + std::chrono::milliseconds(bounds.max_publish_duration_ms);
-  if (request.deadline != Clock::time_point{} && request.deadline < end) {
-    end = request.deadline;
+  return std::move(RunTransaction(primary, bounds, {&request}, EndOf(request, bounds)).front());
+}
+
+std::vector<StoreResult<CommitPublishResult>> CommitPublishBatchOn(
+    ConnectionPool& primary, const PublishBounds& bounds,
+    const std::vector<const CommitPublishRequest*>& requests) {
+  Clock::time_point end = Clock::time_point::max();
+  for (const CommitPublishRequest* request : requests) {
+    end = std::min(end, EndOf(*request, bounds));
   }
-  auto lease = primary.Acquire(end);
-  if (auto* e = std::get_if<DbError>(&lease)) {
-    return e->ToStoreError();
+  return RunTransaction(primary, bounds, requests, end);
+}
+
+PublishCombiner::PublishCombiner(ConnectionPool& primary, PublishBounds bounds,
+                                 CombinerLimits limits)
+    : primary_(primary), bounds_(bounds), limits_(limits) {}
+
+StoreResult<CommitPublishResult> PublishCombiner::Commit(const CommitPublishRequest& request) {
+  if (request.items.empty()) {
+    return CommitPublishResult{};
   }
-  PublishTransaction transaction(*std::get<ConnectionPool::Lease>(lease),
-                                 bounds.statement_timeout_ms, end);
-  return transaction.Run(request);
+  if (auto error = CheckRequest(request)) {
+    return *error;
+  }
+  // An identity update runs alone: it takes the identity lock, which would make every group
+  // message sharing its transaction wait for every other identity update.
+  if (std::any_of(request.items.begin(), request.items.end(), IsIdentityItem)) {
+    return std::move(
+        RunTransaction(primary_, bounds_, {&request}, EndOf(request, bounds_)).front());
+  }
+
+  Waiter self;
+  self.request = &request;
+  self.end = EndOf(request, bounds_);
+  std::unique_lock lock(mu_);
+  queue_.push_back(&self);
+  while (!self.done) {
+    if (leaders_ >= limits_.max_transactions || queue_.empty()) {
+      // Bounded: whoever took this request runs it within its lifetime (every statement and the
+      // pool wait are bounded by it) and then marks it done. Each waiter has its own condition
+      // variable, so a finished transaction wakes its own requests and at most one next leader,
+      // not every waiting thread.
+      self.wake.wait(lock);
+      continue;
+    }
+    // Lead: take the oldest waiting requests (this one or others) into one transaction.
+    std::vector<Waiter*> batch;
+    size_t items = 0;
+    uint64_t bytes = 0;
+    while (!queue_.empty()) {
+      const CommitPublishRequest& next = *queue_.front()->request;
+      uint64_t next_bytes = 0;
+      for (const PublishItem& item : next.items) {
+        next_bytes += item.payload.size();
+      }
+      if (!batch.empty() &&
+          (batch.size() >= limits_.max_requests || items + next.items.size() > limits_.max_items ||
+           bytes + next_bytes > limits_.max_payload_bytes)) {
+        break;
+      }
+      items += next.items.size();
+      bytes += next_bytes;
+      batch.push_back(queue_.front());
+      queue_.pop_front();
+    }
+    ++leaders_;
+    lock.unlock();
+
+    std::vector<const CommitPublishRequest*> requests;
+    Clock::time_point end = Clock::time_point::max();
+    for (Waiter* waiter : batch) {
+      requests.push_back(waiter->request);
+      end = std::min(end, waiter->end);
+    }
+    // The lifetimes were fixed when each request arrived, not when the batch formed.
+    auto results = RunTransaction(primary_, bounds_, requests, end);
+    for (size_t k = 0; k < batch.size(); ++k) {
+      batch[k]->result = std::move(results[k]);
+    }
+
+    lock.lock();
+    --leaders_;
+    for (Waiter* waiter : batch) {
+      waiter->done = true;
+      if (waiter != &self) {
+        waiter->wake.notify_one();
+      }
+    }
+    // Hand the lead to the oldest request still queued (it may be this caller's own).
+    if (!queue_.empty() && queue_.front() != &self) {
+      queue_.front()->wake.notify_one();
+    }
+  }
+  return std::move(*self.result);
 }
 
 }  // namespace xb::store::postgres

@@ -136,6 +136,7 @@ StoreResult<PublishOutcome> CommitPublishTransaction(Connection& conn,
 
   PublishOutcome outcome;
   CommitPublishResult& result = outcome.result;
+  result.locked_at = Clock::now();  // the writer lock is held: publish.locks ends here
   result.metas.resize(items.size());
   result.duplicate.assign(items.size(), false);
 

@@ -190,28 +190,60 @@ StoreResult<std::vector<std::vector<StoredEnvelope>>> SqliteStore::CatchUp(
       [&](Connection& conn) { return ReadCatchUp(conn, ranges, per_range, byte_budget); });
 }
 
+// The publish job for the writer thread: one savepoint inside the shared group transaction.
+void SqliteStore::RunPublish(Connection& conn, const CommitPublishRequest& request,
+                             std::optional<StoreResult<PublishOutcome>>& outcome) {
+  outcome = CommitPublishTransaction(conn, request, &RealTimeNs);
+  if (auto* done = std::get_if<PublishOutcome>(&*outcome); done && done->committed_through) {
+    // Visible once the group commits (AfterGroupCommit); writer thread only.
+    group_committed_through_ = std::max(group_committed_through_, *done->committed_through);
+  }
+}
+
+namespace {
+
+// What CommitPublish returns once the writer has run (or refused) the job.
+StoreResult<CommitPublishResult> PublishResult(
+    MaybeError writer_error, std::optional<StoreResult<PublishOutcome>>& outcome) {
+  if (writer_error) {
+    return *std::move(writer_error);
+  }
+  if (auto* e = std::get_if<StoreError>(&*outcome)) {
+    return std::move(*e);
+  }
+  return std::move(std::get<PublishOutcome>(*outcome).result);
+}
+
+}  // namespace
+
 StoreResult<CommitPublishResult> SqliteStore::CommitPublish(const CommitPublishRequest& request) {
   if (request.items.empty()) {
     return CommitPublishResult{};
   }
   std::optional<StoreResult<PublishOutcome>> outcome;
   const std::function<void(Connection&)> job = [&](Connection& conn) {
-    outcome = CommitPublishTransaction(conn, request, &RealTimeNs);
-    if (auto* done = std::get_if<PublishOutcome>(&*outcome); done && done->committed_through) {
-      // Visible once the group commits (AfterGroupCommit); writer thread only.
-      group_committed_through_ = std::max(group_committed_through_, *done->committed_through);
-    }
+    RunPublish(conn, request, outcome);
   };
   // Group commit: publishes queued together share one transaction and one fsync (STORE.md 8
   // [design]); each keeps its own savepoint, so one failing publish stores nothing of its own
   // and leaves the others.
-  if (MaybeError e = writer_->RunGrouped(request.deadline, job)) {
-    return *std::move(e);
+  MaybeError error = writer_->RunGrouped(request.deadline, job);
+  return PublishResult(std::move(error), outcome);
+}
+
+bool SqliteStore::StartCommitPublish(std::shared_ptr<const CommitPublishRequest> request,
+                                     CommitPublishDone done) {
+  if (request->items.empty()) {
+    return false;  // nothing for the writer: the caller's CommitPublish answers at once
   }
-  if (auto* e = std::get_if<StoreError>(&*outcome)) {
-    return std::move(*e);
-  }
-  return std::move(std::get<PublishOutcome>(*outcome).result);
+  auto outcome = std::make_shared<std::optional<StoreResult<PublishOutcome>>>();
+  const Clock::time_point deadline = request->deadline;
+  return writer_->TryRunGroupedAsync(
+      deadline,
+      [this, request, outcome](Connection& conn) { RunPublish(conn, *request, *outcome); },
+      [outcome, done = std::move(done)](MaybeError error) {
+        done(PublishResult(std::move(error), *outcome));
+      });
 }
 
 void SqliteStore::SetCommitListener(std::function<void(int64_t last_id)> listener) {

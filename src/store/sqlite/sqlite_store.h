@@ -21,6 +21,7 @@
 #include "base/status.h"
 #include "store/sqlite/lock_file.h"
 #include "store/sqlite/migrations.h"
+#include "store/sqlite/publish.h"
 #include "store/sqlite/reader_pool.h"
 #include "store/sqlite/writer.h"
 #include "store/store.h"
@@ -55,6 +56,10 @@ class SqliteStore final : public Store {
       const std::vector<std::pair<std::string, Hash>>& keys) override;
   StoreResult<std::vector<StoredEnvelope>> History(const std::string& topic) override;
   StoreResult<CommitPublishResult> CommitPublish(const CommitPublishRequest& request) override;
+  // Hands the request to the writer thread when its queue is short (Writer::TryRunGroupedAsync),
+  // so no DB pool thread waits for the writer.
+  bool StartCommitPublish(std::shared_ptr<const CommitPublishRequest> request,
+                          CommitPublishDone done) override;
   StoreResult<QueryPage> Query(const std::vector<TopicCursor>& topics, uint32_t limit) override;
   StoreResult<std::vector<StoredEnvelope>> Newest(const std::vector<std::string>& topics,
                                                   bool with_payload) override;
@@ -88,6 +93,9 @@ class SqliteStore final : public Store {
   void NotifyCommit(int64_t last_id);
   // Writer thread: after each group commit attempt.
   void AfterGroupCommit(bool committed);
+  // Writer thread: one publish, inside the group transaction.
+  void RunPublish(Connection& conn, const CommitPublishRequest& request,
+                  std::optional<StoreResult<PublishOutcome>>& outcome);
 
   // Const after construction, in start order; they stop in reverse (the destructor stops the
   // writer thread explicitly first, since it may still call NotifyCommit): the writer, the

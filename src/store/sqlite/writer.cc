@@ -70,16 +70,52 @@ void Writer::RunGroup(const std::vector<Job*>& group) {
   } else {
     conn_->RollbackIfOpen();
   }
+  std::vector<Job*> completed;
   {
     std::lock_guard lock(mu_);
     for (auto& [job, error] : finished) {
       if (error) {
         job->error = std::move(error);
       }
-      job->done = true;
+      Finish(*job, completed);
     }
   }
-  turn_.notify_all();
+  Complete(completed);
+}
+
+void Writer::Finish(Job& job, std::vector<Job*>& completed) {
+  job.done = true;
+  if (job.on_done) {
+    completed.push_back(&job);
+  } else {
+    job.cv.notify_one();
+  }
+}
+
+void Writer::Complete(const std::vector<Job*>& completed) {
+  for (Job* job : completed) {
+    std::unique_ptr<Job> owned(job);
+    owned->on_done(std::move(owned->error));
+  }
+}
+
+bool Writer::TryRunGroupedAsync(Clock::time_point deadline, std::function<void(Connection&)> job,
+                                std::function<void(MaybeError)> done) {
+  auto entry = std::make_unique<Job>();
+  entry->owned_fn = std::move(job);
+  entry->fn = &entry->owned_fn;
+  entry->deadline = deadline;
+  entry->grouped = true;
+  entry->on_done = std::move(done);
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_ || queue_.size() >= std::min(kMaxAsyncQueue, max_queue_)) {
+      return false;
+    }
+    queue_.push_back(entry.release());
+  }
+  work_.notify_one();
+  return true;
 }
 
 Writer::Writer(std::unique_ptr<Connection> conn, size_t max_queue)
@@ -132,14 +168,16 @@ MaybeError Writer::Enqueue(Job& entry) {
   queue_.push_back(&entry);
   work_.notify_one();
 
-  if (!turn_.wait_until(lock, deadline, [&entry] { return entry.started; })) {
-    // Still queued at the deadline: withdraw, so the job never runs.
-    queue_.erase(std::find(queue_.begin(), queue_.end(), &entry));
-    space_.notify_one();
-    return WriterError(ErrorKind::kTimeout, "waited too long for the database writer");
+  if (!entry.cv.wait_until(lock, deadline, [&entry] { return entry.done; })) {
+    if (!entry.started) {
+      // Still queued at the deadline: withdraw, so the job never runs.
+      queue_.erase(std::find(queue_.begin(), queue_.end(), &entry));
+      space_.notify_one();
+      return WriterError(ErrorKind::kTimeout, "waited too long for the database writer");
+    }
+    // The job runs now; its statements stop at the deadline, so this wait is bounded too.
+    entry.cv.wait(lock, [&entry] { return entry.done; });
   }
-  // The job runs now; its statements stop at the deadline, so this wait is bounded too.
-  turn_.wait(lock, [&entry] { return entry.done; });
   return std::move(entry.error);
 }
 
@@ -150,12 +188,15 @@ void Writer::Loop() {
       std::unique_lock lock(mu_);
       work_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (stopping_) {
+        std::vector<Job*> completed;
         for (Job* queued : queue_) {
           queued->error = WriterError(ErrorKind::kOther, "the store is closing");
           queued->started = true;
-          queued->done = true;
+          Finish(*queued, completed);
         }
         queue_.clear();
+        lock.unlock();
+        Complete(completed);
         break;
       }
       job = queue_.front();
@@ -171,26 +212,24 @@ void Writer::Loop() {
         }
         lock.unlock();
         space_.notify_all();
-        turn_.notify_all();
         RunGroup(group);
         continue;
       }
     }
     space_.notify_one();
-    turn_.notify_all();
 
     conn_->SetDeadline(job->deadline);
     (*job->fn)(*conn_);
     conn_->ClearDeadline();
     conn_->RollbackIfOpen();
 
+    std::vector<Job*> completed;
     {
       std::lock_guard lock(mu_);
-      job->done = true;
+      Finish(*job, completed);
     }
-    turn_.notify_all();
+    Complete(completed);
   }
-  turn_.notify_all();
 }
 
 }  // namespace xb::store::sqlite

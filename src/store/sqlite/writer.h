@@ -46,6 +46,16 @@ class Writer {
   MaybeError RunGrouped(Clock::time_point deadline, const std::function<void(Connection&)>& job);
   void SetAfterGroupCommit(std::function<void(bool committed)> after_commit);
 
+  // RunGrouped without blocking the caller: when fewer than kMaxAsyncQueue jobs are queued (so
+  // the job starts within the next two group transactions), queues `job` and returns true;
+  // `done` later runs on the writer thread, outside the writer's lock, with what RunGrouped would
+  // have returned. A job whose deadline has passed when its turn comes does not run (kTimeout).
+  // Otherwise returns false and neither function runs: the caller uses RunGrouped, whose wait
+  // for queue space and for its turn is bounded by the deadline.
+  static constexpr size_t kMaxAsyncQueue = 64;
+  bool TryRunGroupedAsync(Clock::time_point deadline, std::function<void(Connection&)> job,
+                          std::function<void(MaybeError)> done);
+
  private:
   struct Job {
     const std::function<void(Connection&)>* fn = nullptr;
@@ -54,10 +64,21 @@ class Writer {
     bool done = false;     // guarded by mu_
     MaybeError error;      // guarded by mu_; set when the job was failed without running
     bool grouped = false;  // const after queueing
+    // The caller waits on it for `done`. Notified with mu_ held: the Job lives on the caller's
+    // stack and may be gone as soon as mu_ is released after `done` is set.
+    std::condition_variable cv;
+    // Asynchronous jobs (TryRunGroupedAsync) are owned by the writer instead: `fn` points to
+    // `owned_fn`, and `on_done` runs once the job is finished, outside mu_.
+    std::function<void(Connection&)> owned_fn;
+    std::function<void(MaybeError)> on_done;
   };
 
   MaybeError Enqueue(Job& entry);
   void Loop();
+  // With mu_ held: marks `job` done and wakes its caller (only that caller); an asynchronous job
+  // is moved to `completed` instead, for Complete to call back once mu_ is released.
+  static void Finish(Job& job, std::vector<Job*>& completed);
+  static void Complete(const std::vector<Job*>& completed);
   // Runs the grouped jobs at the front of the queue (already popped) in one transaction.
   void RunGroup(const std::vector<Job*>& group);
 
@@ -68,7 +89,6 @@ class Writer {
   std::mutex mu_;
   std::condition_variable work_;   // the writer waits for a job or for stopping_
   std::condition_variable space_;  // callers wait for queue space
-  std::condition_variable turn_;   // callers wait for their job to start and to end
   std::deque<Job*> queue_;         // guarded by mu_; jobs live on their callers' stacks
   bool stopping_ = false;          // guarded by mu_
 

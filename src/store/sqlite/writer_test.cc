@@ -1,10 +1,12 @@
 #include "store/sqlite/writer.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -74,6 +76,57 @@ TEST_F(WriterTest, JobStillQueuedAtItsDeadlineNeverRuns) {
   // The writer is still healthy, and the withdrawn job did not run.
   EXPECT_FALSE(writer_->Run(Soon(), [](Connection&) {}));
   EXPECT_FALSE(ran);
+}
+
+// An asynchronous job runs on the writer thread inside a group transaction, and its callback
+// reports the commit; with the queue at the writer's bound it is refused without running.
+TEST_F(WriterTest, AsyncJobRunsGroupedAndIsRefusedWhenTheQueueIsFull) {
+  ASSERT_FALSE(writer_->Run(Soon(), [](Connection& conn) {
+    EXPECT_FALSE(conn.Exec("CREATE TABLE t (n INTEGER)", "create"));
+  }));
+  std::promise<MaybeError> finished;
+  std::atomic<bool> in_transaction{false};
+  ASSERT_TRUE(writer_->TryRunGroupedAsync(
+      Soon(),
+      [&](Connection& conn) {
+        in_transaction = sqlite3_get_autocommit(conn.get()) == 0;
+        EXPECT_FALSE(conn.Exec("INSERT INTO t VALUES (1)", "insert"));
+      },
+      [&](MaybeError error) { finished.set_value(std::move(error)); }));
+  auto done = finished.get_future();
+  ASSERT_EQ(done.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_FALSE(done.get().has_value());
+  EXPECT_TRUE(in_transaction);
+
+  // Hold the writer, fill its queue (8) with blocking callers, then try once more.
+  std::promise<void> entered;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::vector<std::thread> callers;
+  callers.emplace_back([&] {
+    EXPECT_FALSE(writer_->Run(Soon(), [&](Connection&) {
+      entered.set_value();
+      released.wait_for(std::chrono::seconds(30));
+    }));
+  });
+  ASSERT_EQ(entered.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  std::atomic<int> async_ran{0};
+  std::atomic<int> async_done{0};
+  int accepted = 0;
+  while (writer_->TryRunGroupedAsync(
+      Soon(), [&](Connection&) { ++async_ran; }, [&](MaybeError) { ++async_done; })) {
+    ++accepted;
+    ASSERT_LE(accepted, 8);
+  }
+  EXPECT_EQ(accepted, 8);  // min(kMaxAsyncQueue, max_queue)
+  release.set_value();
+  for (auto& t : callers) {
+    t.join();
+  }
+  // Every accepted job runs and reports once; a blocking call after them sees them done.
+  EXPECT_FALSE(writer_->Run(Soon(), [](Connection&) {}));
+  EXPECT_EQ(async_ran.load(), 8);
+  EXPECT_EQ(async_done.load(), 8);
 }
 
 TEST_F(WriterTest, TransactionLeftOpenByAJobIsRolledBack) {

@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# bench/telemetry.sh: the throughput cost of telemetry (issue 5 goal: at most 5%). The unary case
+# of bench/unary.sh (GetConfiguration over h2load) and the publish case of bench/publish.sh
+# (bench/loadgen, SQLite) against two servers started side by side in one run:
+#   off  no OTLP endpoint (metrics are always recorded; no span is sampled or exported)
+#   on   telemetry.otlp_endpoint at a local OTLP/HTTP sink, sample_ratio = 1.0: every request,
+#        handler and publish stage span is exported by the batch exporter
+#   r0   the same exporter with sample_ratio = 0.0: every span is created, timed and recorded in
+#        xmtp_operation_duration_seconds, none is sampled (the cost of tracing when sampled out)
+# Runs rotate the order per repeat so all see the same machine; medians shown.
+#
+#   bench/telemetry.sh [--quick] [--repeats N] [--duration S] [--binary PATH]
+#
+# Server pinned to CPU 1, load to CPU 0, the sink unpinned. Nothing here asserts a timing.
+set -euo pipefail
+export LC_ALL=C
+
+readonly ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+readonly PROTO_DIR="$ROOT/proto"
+readonly GEN_DIR="$ROOT/build-bench-loadgen"
+readonly SERVER_CPU=1
+readonly LOAD_CPU=0
+readonly WARMUP_S=1
+readonly UNARY_C=10 UNARY_M=10
+readonly PUBLISH_CLIENTS=8 PAYLOAD=1024 TOPICS=64
+readonly PACKAGES=(g++ pkg-config protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
+                   libsqlite3-dev nghttp2-client python3)
+
+repeats=3
+duration=5
+binary="$ROOT/build/src/xmtp-backend"
+usage() { sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --quick) repeats=1; duration=3 ;;
+    --repeats) repeats="$2"; shift ;;
+    --duration) duration="$2"; shift ;;
+    --binary) binary="$2"; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "unknown argument: $1" >&2; usage >&2; exit 2 ;;
+  esac
+  shift
+done
+[[ "$repeats" =~ ^[1-9][0-9]*$ ]] || { echo "--repeats wants a positive integer" >&2; exit 2; }
+[[ "$duration" =~ ^[1-9][0-9]*$ ]] || { echo "--duration wants whole seconds" >&2; exit 2; }
+binary="$(realpath "$binary")"
+[[ -x "$binary" ]] || { echo "--binary $binary is not an executable" >&2; exit 2; }
+
+log() { printf '[telemetry.sh] %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+
+TMP="$(mktemp -d /tmp/xb-bench-tel.XXXXXX)"
+PIDS=()
+LOAD_PID=""
+cleanup() {
+  local pid
+  if [[ -n "$LOAD_PID" ]]; then
+    kill -TERM "$LOAD_PID" 2>/dev/null || true
+    wait "$LOAD_PID" 2>/dev/null || true
+  fi
+  for pid in "${PIDS[@]}"; do
+    kill -TERM "$pid" 2>/dev/null || true
+  done
+  for pid in "${PIDS[@]}"; do
+    for _ in $(seq 100); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ensure_packages
+build_loadgen
+LOADGEN="$GEN_DIR/loadgen"
+
+# The OTLP/HTTP sink: answers every POST 200 with an empty ExportTraceServiceResponse, counts
+# requests and bytes (printed at the end).
+cat >"$TMP/sink.py" <<'PY'
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    n = 0
+    size = 0
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("content-length", "0")))
+        H.n += 1
+        H.size += len(body)
+        self.send_response(200)
+        self.send_header("content-type", "application/x-protobuf")
+        self.send_header("content-length", "0")
+        self.end_headers()
+        with open(sys.argv[2], "w") as f:
+            f.write("%d %d\n" % (H.n, H.size))
+    def log_message(self, *a):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+PY
+SINK_PORT=$(pick_port)
+python3 "$TMP/sink.py" "$SINK_PORT" "$TMP/sink.count" &
+PIDS+=($!)
+
+# start_xb NAME EXTRA_TELEMETRY: our server on CPU 1; sets PORT_<NAME>, PID_<NAME>.
+declare -A PORT PID
+start_xb() {
+  local name=$1 extra=$2 port deadline
+  port=$(pick_port)
+  mkdir -p "$TMP/$name"
+  cat >"$TMP/$name.toml" <<TOML
+[server]
+identifier = "bench.local"
+listen = "127.0.0.1:$port"
+log_level = "warn"
+request_logger = false
+[telemetry]
+metrics_listen = ""
+$extra
+[database]
+url = "sqlite://$TMP/$name/xmtp.db"
+TOML
+  taskset -c "$SERVER_CPU" "$binary" --config "$(cat "$TMP/$name.toml")" >>"$TMP/$name.log" 2>&1 &
+  PID[$name]=$!
+  PIDS+=("${PID[$name]}")
+  deadline=$((SECONDS + 30))
+  until [[ -n "$(ss -Htln "sport = :$port")" ]]; do
+    kill -0 "${PID[$name]}" 2>/dev/null || die "$name exited: $(tail -n 3 "$TMP/$name.log")"
+    ((SECONDS < deadline)) || die "$name did not listen within 30 s"
+    sleep 0.05
+  done
+  PORT[$name]=$port
+}
+start_xb off ""
+start_xb on "otlp_endpoint = \"http://127.0.0.1:$SINK_PORT\"
+sample_ratio = 1.0"
+start_xb r0 "otlp_endpoint = \"http://127.0.0.1:$SINK_PORT\"
+sample_ratio = 0.0"
+
+# CPU ticks (user + system) the process has used so far.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+readonly HZ=$(getconf CLK_TCK)
+
+printf '\0\0\0\0\0' >"$TMP/empty.body"  # one gRPC frame holding an empty GetConfigurationRequest
+declare -A R C
+unary() {  # unary NAME REP
+  local out="$TMP/h2load.$1.$2" t0 t1 n
+  t0=$(cpu_ticks "${PID[$1]}")
+  run_tracked taskset -c "$LOAD_CPU" h2load -t1 -D"$duration" --warm-up-time="$WARMUP_S" \
+    -c"$UNARY_C" -m"$UNARY_M" -d "$TMP/empty.body" -H 'content-type: application/grpc' \
+    -H 'te: trailers' \
+    "http://127.0.0.1:${PORT[$1]}/xmtp.backend.v1.ConfigurationService/GetConfiguration" \
+    >"$out" 2>&1 || log "h2load exited non-zero ($1)"
+  t1=$(cpu_ticks "${PID[$1]}")
+  R[unary.$1.$2]=$(sed -n 's/^finished in [^,]*, \([0-9.]*\) req\/s.*/\1/p' "$out")
+  # Server CPU per request (warm-up included on both sides of the ratio): microseconds.
+  n=$(sed -n 's/^requests: [0-9]* total, [0-9]* started, \([0-9]*\) done.*/\1/p' "$out")
+  C[unary.$1.$2]=$(awk -v t=$((t1 - t0)) -v hz="$HZ" -v n="${n:-0}" \
+    'BEGIN {if (n > 0) printf "%.1f", t / hz * 1e6 / n; else print "nan"}')
+  grep -q "requests: .* 0 failed, 0 errored" "$out" || log "unary $1: failures: $(grep '^requests:' "$out")"
+}
+publish() {  # publish NAME REP
+  local out="$TMP/loadgen.$1.$2" line
+  run_tracked taskset -c "$LOAD_CPU" "$LOADGEN" --target "127.0.0.1:${PORT[$1]}" \
+    --server-pid "${PID[$1]}" --payload "$PAYLOAD" --topics "$TOPICS" --mode publish \
+    --clients "$PUBLISH_CLIENTS" --envelopes 1 --duration "$duration" --warmup "$WARMUP_S" \
+    >"$out" 2>&1 || log "loadgen failed ($1): $(tail -n 2 "$out")"
+  line=$(grep '^RESULT ' "$out" || true)
+  [[ "$(kv errors "$line")" == "0" ]] || log "publish $1: errors: $(kv error_codes "$line")"
+  R[publish.$1.$2]=$(kv rps "$line")
+  C[publish.$1.$2]=$(awk -v c="$(kv server_cpu_s "$line")" -v r="$(kv rps "$line")" \
+    -v s="$(kv secs "$line")" 'BEGIN {if (r > 0) printf "%.1f", c * 1e6 / (r * s); else print "nan"}')
+}
+
+for rep in $(seq "$repeats"); do
+  case $((rep % 3)) in
+    1) order=(off on r0) ;;
+    2) order=(on r0 off) ;;
+    *) order=(r0 off on) ;;
+  esac
+  for name in "${order[@]}"; do
+    log "repeat $rep: unary $name"
+    unary "$name" "$rep"
+  done
+  for name in "${order[@]}"; do
+    log "repeat $rep: publish $name"
+    publish "$name" "$rep"
+  done
+done
+
+med() { for rep in $(seq "$repeats"); do echo "${R[$1.$2.$rep]:-nan}"; done | median; }
+cmed() { for rep in $(seq "$repeats"); do echo "${C[$1.$2.$rep]:-nan}"; done | median; }
+echo "== telemetry overhead (median of $repeats x ${duration} s; server on CPU $SERVER_CPU, load on CPU $LOAD_CPU)"
+echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) (shared: figures are noisy)"
+printf '%-44s %-4s %10s %7s %11s %7s\n' case server "req/s" "vs off" "cpu/req" "vs off"
+for c in unary publish; do
+  label="unary GetConfiguration h2load c=$UNARY_C m=$UNARY_M"
+  [[ "$c" == publish ]] && label="publish sqlite c=$PUBLISH_CLIENTS e=1 (1 KiB)"
+  off=$(med "$c" off)
+  coff=$(cmed "$c" off)
+  for name in off on r0; do
+    printf '%-44s %-4s %10s %7s %9sus %7s\n' "$label" "$name" "$(med "$c" "$name")" \
+      "$(ratio "$(med "$c" "$name")" "$off")" "$(cmed "$c" "$name")" \
+      "$(ratio "$(cmed "$c" "$name")" "$coff")"
+  done
+done
+echo "cpu/req: server process CPU (all threads, exporter included) per completed request."
+echo "per repeat req/s: $(for k in "${!R[@]}"; do echo "$k=${R[$k]}"; done | sort | tr '\n' ' ')"
+echo "per repeat cpu/req: $(for k in "${!C[@]}"; do echo "$k=${C[$k]}"; done | sort | tr '\n' ' ')"
+echo "sink: $(cat "$TMP/sink.count" 2>/dev/null || echo '0 0') (export requests, bytes) received from 'on'"

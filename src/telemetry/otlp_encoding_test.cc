@@ -1,0 +1,138 @@
+#include "telemetry/otlp_encoding.h"
+
+#include <gtest/gtest.h>
+
+#include "opentelemetry/proto/collector/trace/v1/trace_service.pb.h"
+#include "telemetry/otlp_exporter.h"
+#include "telemetry/tracer.h"
+
+namespace xb::telemetry {
+namespace {
+
+namespace otlp = opentelemetry::proto;
+
+// The hand encoding decodes with classes generated from proto/opentelemetry (the real OTLP field
+// numbers): resource attributes, ids, names, kinds, times, attributes, status and flags.
+TEST(OtlpEncodingTest, DecodesAsAnExportTraceServiceRequest) {
+  SpanData request;
+  request.operation = RequestOperation(Rpc::kPublish);
+  request.kind = SpanKind::kServer;
+  request.context = *ParseTraceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-1111111111111111-01");
+  request.parent_span_id = {0, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7};
+  request.parent_remote = true;
+  request.trace_state = "congo=t61rcWkgMzE";
+  request.start_unix_ns = 1'700'000'000'000'000'000ULL;
+  request.end_unix_ns = request.start_unix_ns + 1234;
+  request.rpc = Rpc::kPublish;
+  request.error = true;
+  request.ints[static_cast<size_t>(IntAttribute::kGrpcStatusCode)] = 3;
+  request.ints_set = 1u << static_cast<size_t>(IntAttribute::kGrpcStatusCode);
+  SpanData child;
+  child.operation = Operation::kPublishParsePublish;
+  child.context = request.context;
+  child.context.span_id = {1, 2, 3, 4, 5, 6, 7, 8};
+  child.parent_span_id = request.context.span_id;
+  child.start_unix_ns = request.start_unix_ns + 1;
+  child.end_unix_ns = request.start_unix_ns + 2;
+  const SpanData spans[] = {request, child};
+
+  const std::string body = EncodeExportTraceRequest({{"service.name", "xmtp-backend"},
+                                                     {"service.version", "1.2.3"},
+                                                     {"xmtp.backend.identifier", "deploy-a"}},
+                                                    spans);
+  otlp::collector::trace::v1::ExportTraceServiceRequest decoded;
+  ASSERT_TRUE(decoded.ParseFromString(body));
+  ASSERT_EQ(decoded.resource_spans_size(), 1);
+  const auto& rs = decoded.resource_spans(0);
+  ASSERT_EQ(rs.resource().attributes_size(), 3);
+  EXPECT_EQ(rs.resource().attributes(0).key(), "service.name");
+  EXPECT_EQ(rs.resource().attributes(0).value().string_value(), "xmtp-backend");
+  EXPECT_EQ(rs.resource().attributes(2).key(), "xmtp.backend.identifier");
+  EXPECT_EQ(rs.resource().attributes(2).value().string_value(), "deploy-a");
+  ASSERT_EQ(rs.scope_spans_size(), 1);
+  EXPECT_EQ(rs.scope_spans(0).scope().name(), "xmtp-backend");
+  ASSERT_EQ(rs.scope_spans(0).spans_size(), 2);
+
+  const auto& s = rs.scope_spans(0).spans(0);
+  EXPECT_EQ(s.name(), "xmtp.backend.v1.PublishService/Publish");
+  EXPECT_EQ(s.kind(), otlp::trace::v1::Span::SPAN_KIND_SERVER);
+  EXPECT_EQ(s.trace_id(),
+            std::string("\x4b\xf9\x2f\x35\x77\xb3\x4d\xa6\xa3\xce\x92\x9d\x0e\x0e\x47\x36", 16));
+  EXPECT_EQ(s.span_id(), std::string(8, '\x11'));
+  EXPECT_EQ(s.parent_span_id(), std::string("\x00\xf0\x67\xaa\x0b\xa9\x02\xb7", 8));
+  EXPECT_EQ(s.trace_state(), "congo=t61rcWkgMzE");
+  EXPECT_EQ(s.start_time_unix_nano(), request.start_unix_ns);
+  EXPECT_EQ(s.end_time_unix_nano(), request.end_unix_ns);
+  EXPECT_EQ(s.status().code(), otlp::trace::v1::Status::STATUS_CODE_ERROR);
+  EXPECT_EQ(s.flags(), 0x301u);  // sampled, has-is-remote, is-remote
+  std::map<std::string, std::string> attrs;
+  for (const auto& kv : s.attributes()) {
+    attrs[kv.key()] = kv.value().has_int_value() ? std::to_string(kv.value().int_value())
+                                                 : kv.value().string_value();
+  }
+  EXPECT_EQ(attrs["rpc.system"], "grpc");
+  EXPECT_EQ(attrs["rpc.service"], "xmtp.backend.v1.PublishService");
+  EXPECT_EQ(attrs["rpc.method"], "Publish");
+  EXPECT_EQ(attrs["rpc.grpc.status_code"], "3");
+  EXPECT_EQ(attrs.size(), 4u);
+
+  const auto& c = rs.scope_spans(0).spans(1);
+  EXPECT_EQ(c.name(), "publish.parse_publish");
+  EXPECT_EQ(c.kind(), otlp::trace::v1::Span::SPAN_KIND_INTERNAL);
+  EXPECT_EQ(c.parent_span_id(), s.span_id());
+  EXPECT_FALSE(c.has_status());
+  EXPECT_EQ(c.attributes_size(), 0);
+  EXPECT_EQ(c.flags(), 0x101u);
+}
+
+TEST(OtlpEndpointTest, AppendsTheTracesPath) {
+  auto plain = ParseOtlpEndpoint("http://127.0.0.1:4318");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->tls);
+  EXPECT_EQ(plain->host, "127.0.0.1");
+  EXPECT_EQ(plain->port, "4318");
+  EXPECT_EQ(plain->path, "/v1/traces");
+  auto tls = ParseOtlpEndpoint("HTTPS://collector.example/otlp/");
+  ASSERT_TRUE(tls.ok());
+  EXPECT_TRUE(tls->tls);
+  EXPECT_EQ(tls->port, "443");
+  EXPECT_EQ(tls->path, "/otlp/v1/traces");
+  auto full = ParseOtlpEndpoint("http://[::1]:9/v1/traces");
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(full->host, "::1");
+  EXPECT_EQ(full->path, "/v1/traces");
+  EXPECT_FALSE(ParseOtlpEndpoint("ftp://x").ok());
+  EXPECT_FALSE(ParseOtlpEndpoint("http://:80").ok());
+}
+
+// verifies: OPS-015 — a batch to an unreachable collector is counted, and Submit never waits.
+TEST(OtlpExporterTest, FailedBatchesAreCountedAndShutdownIsBounded) {
+  Metrics metrics("test");
+  // Port 9 on 127.0.0.1 (discard) is closed on the test machine: the connect is refused.
+  auto exporter =
+      OtlpExporter::Create(OtlpExporterOptions{.endpoint = "http://127.0.0.1:9",
+                                               .resource = {{"service.name", "t"}},
+                                               .max_queue = 4,
+                                               .max_batch = 2,
+                                               .interval = std::chrono::milliseconds(10),
+                                               .request_timeout = std::chrono::milliseconds(500)},
+                           metrics);
+  ASSERT_TRUE(exporter.ok());
+  (*exporter)->Start();
+  Tracer tracer(metrics, TracerOptions{.sample_ratio = 1.0, .sink = exporter->get()});
+  for (int i = 0; i < 2; ++i) {
+    tracer.Start(Operation::kTailerPoll, {}).End();
+  }
+  const auto start = std::chrono::steady_clock::now();
+  (*exporter)->Shutdown(start + std::chrono::seconds(2));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  EXPECT_NE(metrics.Exposition().find("xmtp_telemetry_export_failures_total "), std::string::npos);
+  // A full queue drops instead of waiting.
+  for (int i = 0; i < 10; ++i) {
+    tracer.Start(Operation::kTailerPoll, {}).End();
+  }
+  EXPECT_GE((*exporter)->dropped(), 10u);
+}
+
+}  // namespace
+}  // namespace xb::telemetry

@@ -1,0 +1,93 @@
+// OtlpExporter: the batch span exporter. Sampled spans are queued (bounded; a full queue drops
+// the span and counts the drop) and one background thread posts them as OTLP/HTTP protobuf
+// (otlp_encoding.h) to <endpoint>/v1/traces, with Boost.Beast over plain TCP or TLS.
+//
+// implements: OPS-015 — export never blocks serving: Submit only takes a short mutex to append to
+// a preallocated queue; a slow or unreachable collector delays only the export thread. Every
+// batch that fails (connect, TLS, write, read, timeout or a non-2xx status) increments
+// xmtp_telemetry_export_failures_total.
+//
+// Lifetime: Create, then Start (the thread), then Shutdown once serving has stopped (flushes what
+// is queued until its deadline, then stops the thread). The destructor shuts down with an
+// immediate deadline if Shutdown was not called. Submit and dropped() may be called from any
+// thread; Start and Shutdown from one thread (the server's). Nothing suspends.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+#include "telemetry/metrics.h"
+#include "telemetry/otlp_encoding.h"
+#include "telemetry/tracer.h"
+
+namespace xb::telemetry {
+
+struct OtlpExporterOptions {
+  // The resolved endpoint (telemetry.otlp_endpoint or OTEL_EXPORTER_OTLP_ENDPOINT): an http:// or
+  // https:// URL with a host, already checked at startup (OPS-022). Spans go to its path plus
+  // /v1/traces (OTLP/HTTP), unless the path already ends with /v1/traces.
+  std::string endpoint;
+  ResourceAttributes resource;
+  size_t max_queue = 2048;                          // spans waiting for export; more are dropped
+  size_t max_batch = 512;                           // spans per request
+  std::chrono::milliseconds interval{1000};         // a partial batch waits at most this long
+  std::chrono::milliseconds request_timeout{3000};  // per export request
+};
+
+class OtlpExporter final : public SpanSink {
+ public:
+  // Fails INVALID_ARGUMENT when the endpoint is not an http(s) URL with a host (the caller names
+  // the key, never the value).
+  static Result<std::unique_ptr<OtlpExporter>> Create(OtlpExporterOptions options,
+                                                      Metrics& metrics);
+  ~OtlpExporter() override;
+
+  void Start();
+  // Exports what is queued until `deadline`, then stops the thread. What is left is dropped.
+  void Shutdown(std::chrono::steady_clock::time_point deadline);
+
+  void Submit(SpanData span) override;
+
+  uint64_t dropped() const;           // spans dropped because the queue was full or at shutdown
+  uint64_t exported_batches() const;  // batches the collector accepted
+
+  struct Target {
+    bool tls = false;
+    std::string host;
+    std::string port;
+    std::string path;  // ends with /v1/traces
+  };
+
+ private:
+  OtlpExporter(OtlpExporterOptions options, Target target, Metrics& metrics);
+  void Run();
+  // Posts one body; true when the collector answered 2xx before `deadline`.
+  bool Post(const std::string& body, std::chrono::steady_clock::time_point deadline);
+
+  // Const after construction.
+  const OtlpExporterOptions options_;
+  const Target target_;
+  Metrics& metrics_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<SpanData> queue_;                     // guarded by mu_; capacity max_queue
+  bool stopping_ = false;                           // guarded by mu_
+  std::chrono::steady_clock::time_point deadline_;  // guarded by mu_; set with stopping_
+  uint64_t dropped_ = 0;                            // guarded by mu_
+  uint64_t exported_batches_ = 0;                   // guarded by mu_
+
+  std::thread thread_;
+};
+
+// Parses an OTLP endpoint into where to post; exposed for tests.
+Result<OtlpExporter::Target> ParseOtlpEndpoint(std::string_view endpoint);
+
+}  // namespace xb::telemetry

@@ -1,0 +1,69 @@
+// W3C Trace Context (https://www.w3.org/TR/trace-context/, section 3): the traceparent and
+// tracestate request headers, parsed into the parent of a request span (OPS-012), and the ids
+// and sampling decision spans carry.
+//
+// Everything here is a value type or a pure function: thread-safe, never suspends, and parsing
+// never allocates (tracestate is validated, and copied only by a span that is exported).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace xb::telemetry {
+
+using TraceIdBytes = std::array<uint8_t, 16>;
+using SpanIdBytes = std::array<uint8_t, 8>;
+
+inline constexpr uint8_t kTraceFlagSampled = 0x01;
+
+// The identity of one span as a child sees it.
+struct SpanContext {
+  TraceIdBytes trace_id{};
+  SpanIdBytes span_id{};
+  uint8_t flags = 0;    // W3C trace-flags; bit 0 = sampled
+  bool remote = false;  // came from a traceparent header
+
+  // A context with a non-zero trace id and span id; a default one is "no parent".
+  bool valid() const;
+  // A non-zero trace id: the request belongs to a trace (the completion log's trace_id).
+  bool has_trace_id() const;
+  bool sampled() const { return (flags & kTraceFlagSampled) != 0; }
+};
+
+// Parses a traceparent header value (Trace Context section 3.2). Accepts version 00 exactly
+// (55 characters) and, as section 4.3 requires of a version-00 parser, a higher version (not ff)
+// whose first 55 characters parse and whose 56th, if any, is '-'. Hex must be lowercase; an
+// all-zero trace id or parent id is invalid. nullopt for anything else, in which case the
+// request starts a new trace (section 3.2.2.1: the header is ignored).
+std::optional<SpanContext> ParseTraceparent(std::string_view value);
+
+// True when `value` is a tracestate header that may be propagated (section 3.3): at most 512
+// characters, at most 32 list members, each `key=value` with the section 3.3.1 grammar. A
+// tracestate is used only together with a valid traceparent.
+bool ValidTracestate(std::string_view value);
+
+// Lowercase hex of `bytes` into `out` (2 * N characters, no terminator).
+template <size_t N>
+void HexInto(const std::array<uint8_t, N>& bytes, char* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (size_t i = 0; i < N; ++i) {
+    out[2 * i] = kHex[bytes[i] >> 4];
+    out[2 * i + 1] = kHex[bytes[i] & 15];
+  }
+}
+
+// The trace id as 32 lowercase hex digits, the form of the completion log's trace_id (OPS-018).
+struct TraceIdHex {
+  char text[32];
+  std::string_view view() const { return std::string_view(text, sizeof(text)); }
+};
+TraceIdHex ToHex(const TraceIdBytes& trace_id);
+
+// The parent-based ratio sampler of CONF [telemetry] sample_ratio: a parent's decision is kept;
+// a root trace is sampled when the low 8 bytes of its trace id, as a big-endian integer, fall
+// below ratio * 2^64 (so a given trace id is sampled the same way on every instance).
+bool ShouldSample(const SpanContext& parent, const TraceIdBytes& trace_id, double ratio);
+
+}  // namespace xb::telemetry

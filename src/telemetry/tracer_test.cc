@@ -1,0 +1,115 @@
+#include "telemetry/tracer.h"
+
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace xb::telemetry {
+namespace {
+
+class CollectingSink final : public SpanSink {
+ public:
+  void Submit(SpanData span) override { spans.push_back(std::move(span)); }
+  std::vector<SpanData> spans;
+};
+
+const std::string kParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+// verifies: OPS-012 — the request span is a child of the caller's context.
+TEST(TracerTest, RequestSpanIsAChildOfTheCaller) {
+  Metrics metrics("test");
+  CollectingSink sink;
+  Tracer tracer(metrics, TracerOptions{.sample_ratio = 0.0, .sink = &sink});
+  const std::string state = "congo=t61rcWkgMzE";
+  {
+    Span request = tracer.StartRequest(Rpc::kPublish, &kParent, &state);
+    ASSERT_TRUE(request.recording());  // sampled parent wins over ratio 0
+    Span handler = tracer.Start(Operation::kRpcPublish, request.context());
+    handler.SetError();
+  }
+  ASSERT_EQ(sink.spans.size(), 2u);
+  const SpanData& handler = sink.spans[0];
+  const SpanData& request = sink.spans[1];
+  EXPECT_EQ(OperationName(request.operation), "xmtp.backend.v1.PublishService/Publish");
+  EXPECT_EQ(request.kind, SpanKind::kServer);
+  EXPECT_EQ(ToHex(request.context.trace_id).view(), "4bf92f3577b34da6a3ce929d0e0e4736");
+  EXPECT_EQ(request.parent_span_id, ParseTraceparent(kParent)->span_id);
+  EXPECT_TRUE(request.parent_remote);
+  EXPECT_EQ(request.trace_state, state);
+  EXPECT_EQ(handler.parent_span_id, request.context.span_id);
+  EXPECT_EQ(handler.context.trace_id, request.context.trace_id);
+  EXPECT_TRUE(handler.error);
+  EXPECT_LE(request.start_unix_ns, request.end_unix_ns);
+  // verifies: OPS-019 — the duration metric under the span name, status from the error flag.
+  EXPECT_EQ(
+      metrics.Exposition().find("operation=\"rpc.publish\",status=\"error\"") == std::string::npos,
+      false);
+}
+
+TEST(TracerTest, UnsampledRootAllocatesNoExportButRecordsTheMetric) {
+  Metrics metrics("test");
+  CollectingSink sink;
+  Tracer tracer(metrics, TracerOptions{.sample_ratio = 0.0, .sink = &sink});
+  {
+    Span request = tracer.StartRequest(Rpc::kQuery, nullptr, nullptr);
+    EXPECT_FALSE(request.recording());
+    // A child of an unsampled span is unsampled too, whatever the ratio.
+    Span child = tracer.Start(Operation::kRpcQuery, request.context());
+    EXPECT_FALSE(child.recording());
+  }
+  EXPECT_TRUE(sink.spans.empty());
+  const std::string text = metrics.Exposition();
+  EXPECT_NE(
+      text.find("xmtp_operation_duration_seconds_count{operation=\"rpc.query\",status=\"ok\"} 1"),
+      std::string::npos)
+      << text;
+}
+
+TEST(TracerTest, NoSinkKeepsTheCallersTraceIdOnly) {
+  Metrics metrics("test");
+  Tracer tracer(metrics, TracerOptions{.sample_ratio = 1.0, .sink = nullptr});
+  Span with_parent = tracer.StartRequest(Rpc::kQuery, &kParent, nullptr);
+  EXPECT_FALSE(with_parent.recording());
+  EXPECT_TRUE(with_parent.context().has_trace_id());
+  EXPECT_EQ(ToHex(with_parent.context().trace_id).view(), "4bf92f3577b34da6a3ce929d0e0e4736");
+  Span without = tracer.StartRequest(Rpc::kQuery, nullptr, nullptr);
+  EXPECT_FALSE(without.context().has_trace_id());
+}
+
+TEST(TracerTest, InvalidTracestateIsDropped) {
+  Metrics metrics("test");
+  CollectingSink sink;
+  Tracer tracer(metrics, TracerOptions{.sample_ratio = 1.0, .sink = &sink});
+  const std::string bad = "Not=Valid=State";
+  tracer.StartRequest(Rpc::kQuery, &kParent, &bad).End();
+  ASSERT_EQ(sink.spans.size(), 1u);
+  EXPECT_TRUE(sink.spans[0].trace_state.empty());
+}
+
+TEST(TracerTest, RootSpansStartNewTracesAtRatioOne) {
+  Metrics metrics("test");
+  CollectingSink sink;
+  Tracer tracer(metrics, TracerOptions{.sample_ratio = 1.0, .sink = &sink});
+  tracer.Start(Operation::kTailerPoll, {}).End();
+  tracer.Start(Operation::kTailerPoll, {}).End();
+  ASSERT_EQ(sink.spans.size(), 2u);
+  EXPECT_NE(sink.spans[0].context.trace_id, sink.spans[1].context.trace_id);
+  EXPECT_EQ(sink.spans[0].parent_span_id, SpanIdBytes{});
+  EXPECT_EQ(OperationName(sink.spans[0].operation), "tailer.poll");
+}
+
+TEST(TracerTest, EndAtUsesTheGivenTimes) {
+  Metrics metrics("test");
+  CollectingSink sink;
+  Tracer tracer(metrics, TracerOptions{.sample_ratio = 1.0, .sink = &sink});
+  const auto start = std::chrono::steady_clock::now() - std::chrono::milliseconds(30);
+  tracer.Start(Operation::kPublishLocks, {}, start).EndAt(start + std::chrono::milliseconds(20));
+  ASSERT_EQ(sink.spans.size(), 1u);
+  const uint64_t duration = sink.spans[0].end_unix_ns - sink.spans[0].start_unix_ns;
+  EXPECT_EQ(duration, 20'000'000u);
+}
+
+}  // namespace
+}  // namespace xb::telemetry

@@ -1,0 +1,88 @@
+"""A test OTLP/HTTP trace receiver on 127.0.0.1: accepts POST /v1/traces with an
+application/x-protobuf ExportTraceServiceRequest body, decodes it with the classes generated from
+proto/opentelemetry (the real OTLP field numbers) and keeps every span and raw body."""
+import http.server
+import threading
+
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+
+
+class Receiver:
+    def __init__(self):
+        self.bodies = []      # raw request bodies
+        self.requests = []    # decoded ExportTraceServiceRequest
+        self.paths = []
+        self._cond = threading.Condition()
+        receiver = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                length = int(self.headers.get("content-length", "0"))
+                body = self.rfile.read(length)
+                decoded = trace_service_pb2.ExportTraceServiceRequest.FromString(body)
+                with receiver._cond:
+                    receiver.bodies.append(body)
+                    receiver.requests.append(decoded)
+                    receiver.paths.append((self.path, self.headers.get("content-type")))
+                    receiver._cond.notify_all()
+                reply = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
+                self.send_response(200)
+                self.send_header("content-type", "application/x-protobuf")
+                self.send_header("content-length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def endpoint(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def spans(self):
+        """[(resource attributes dict, span)] of everything received so far."""
+        with self._cond:
+            out = []
+            for req in self.requests:
+                for rs in req.resource_spans:
+                    attrs = {kv.key: kv.value.string_value for kv in rs.resource.attributes}
+                    for ss in rs.scope_spans:
+                        for span in ss.spans:
+                            out.append((attrs, span))
+            return out
+
+    def wait_spans(self, predicate, timeout, what):
+        """Waits (on arrivals, with a deadline) until predicate(spans) is truthy; returns it."""
+        import time
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                value = predicate([s for _, s in self._spans_locked()])
+                if value:
+                    return value
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError("timed out waiting for " + what)
+                self._cond.wait(left)
+
+    def _spans_locked(self):
+        out = []
+        for req in self.requests:
+            for rs in req.resource_spans:
+                attrs = {kv.key: kv.value.string_value for kv in rs.resource.attributes}
+                for ss in rs.scope_spans:
+                    for span in ss.spans:
+                        out.append((attrs, span))
+        return out
