@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "auth/test_signer.h"
 
 namespace xb::auth {
@@ -201,6 +203,43 @@ TEST_F(AuthenticatorTest, AdmitCountsAndLogsRejections) {
   ASSERT_TRUE(admitted.ok());
   EXPECT_EQ(*admitted, "alpha");
   EXPECT_EQ(lines_.size(), 1u);
+}
+
+// Workers decide while the refresher replaces the key set (the threading contract of
+// authenticator.h; meaningful under TSan).
+TEST_F(AuthenticatorTest, ConcurrentDecisionsWhileTheKeySetIsReplaced) {
+  config::AuthConfig config = InlineKeys();
+  config.api_keys = {{"alpha", kApiKeyA}};
+  auto auth = Make(config, /*cache_entries=*/64);
+  const std::string token = Es256(R"({"exp":1800000000})");
+  const std::string api_key = "Bearer " + kApiKeyA;
+  std::atomic<int> refused{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < 3; ++t) {
+    workers.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        const std::string own =
+            Es256("{\"exp\":1800000000,\"t\":" + std::to_string(t * 1000 + i) + "}");
+        for (const std::string* header : {&token, &api_key, &own}) {
+          if (auth->Decide(kPath, header).rejection) {
+            refused.fetch_add(1);
+          }
+        }
+      }
+    });
+  }
+  for (int i = 0; i < 50; ++i) {
+    auto key = VerifyKey::FromPem(Alg::kEs256, testing::PublicPem(es256_.get()));
+    ASSERT_TRUE(key.ok());
+    std::vector<Key> keys;
+    keys.push_back(Key{.kid = "es", .alg = Alg::kEs256, .key = std::move(key).value()});
+    auth->ReplaceKeySet(std::move(keys));
+  }
+  for (auto& w : workers) {
+    w.join();
+  }
+  EXPECT_EQ(refused.load(), 0);  // the same key under every generation
+  EXPECT_EQ(auth->key_set()->keys.size(), 1u);
 }
 
 TEST_F(AuthenticatorTest, InlineKeyOfTheWrongTypeIsRefusedNamingTheIndex) {
