@@ -5,7 +5,7 @@
 #   bench/fuzz.sh [--time SECONDS] [TARGET...]
 #
 # Default: 60 s for each of frame_decoder_fuzz, grpc_web_fuzz, key_package_fuzz, mls_message_fuzz,
-# identity_update_fuzz.
+# identity_update_fuzz, auth_token_fuzz.
 # Exits non-zero when a target crashed (sanitizer report, broken invariant, timeout or
 # out-of-memory); the input that did it is kept under build-fuzz/artifacts/ and printed as hex.
 # The corpus lives in a temp dir, removed on exit.
@@ -16,7 +16,7 @@ readonly ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 readonly BUILD="$ROOT/build-fuzz"
 readonly ARTIFACTS="$BUILD/artifacts"
 readonly ALL_TARGETS=(frame_decoder_fuzz grpc_web_fuzz key_package_fuzz mls_message_fuzz
-                      identity_update_fuzz)
+                      identity_update_fuzz auth_token_fuzz)
 
 ARGS=("$@")
 seconds=60
@@ -95,6 +95,16 @@ seed_grpc_web() {
   printf '\x02\x08\x00100%% \x01\r\nline\xff\xfe' >"$d/controls"
   printf '\x10\x03\x00grpc-status: 0\r\ngrpc-message: x\r\n' >"$d/header_like"
   printf '\x05\x01\x03\x00\x01\x02A===' >"$d/bad_padding"
+}
+seed_auth_token() {
+  local d="$1"
+  # byte 0: mode (even: header/token, odd: JWKS), byte 1: claim policy steering, payload.
+  # {"alg":"ES256","kid":"k"} . {"exp":1800000000,"aud":"a","iss":"i","scope":"s t"} . sig
+  printf '\x00\x07eyJhbGciOiJFUzI1NiIsImtpZCI6ImsifQ.eyJleHAiOjE4MDAwMDAwMDAsImF1ZCI6ImEiLCJpc3MiOiJpIiwic2NvcGUiOiJzIHQifQ.c2ln' >"$d/jwt"
+  # {"alg":"none"} . {} . (empty)
+  printf '\x00\x00eyJhbGciOiJub25lIn0.e30.' >"$d/alg_none"
+  printf '\x00\x00Basic abc' >"$d/basic"
+  printf '\x01\x00{"keys":[{"alg":"EdDSA","kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"},{"alg":"ES256","kty":"EC","crv":"P-256","x":"AA","y":"AA"},{"kty":"RSA","n":"AQAB","e":"AQAB","alg":"RS256"}]}' >"$d/jwks"
 }
 
 # Identity-update seeds: the VALIDATION.md 8.2 identity log (VALIDATION-vectors.json, identity_log),
@@ -208,6 +218,7 @@ for t in "${targets[@]}"; do
     key_package_fuzz) seed_key_package "$corpus" ;;
     mls_message_fuzz) seed_mls_message "$corpus" ;;
     identity_update_fuzz) seed_identity_update "$corpus" ;;
+    auth_token_fuzz) seed_auth_token "$corpus" ;;
   esac
   before=$(ls "$ARTIFACTS" | wc -l)
   log "running $t for ${seconds} s ($(ls "$corpus" | wc -l) seeds)"

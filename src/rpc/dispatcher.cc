@@ -86,6 +86,7 @@ bool Dispatcher::WantsHeader(std::string_view name) const {
       "tracestate",
       "access-control-request-method",
       "access-control-request-headers",
+      "origin",
   };
   for (std::string_view kept : kKept) {
     if (name == kept) {
@@ -115,16 +116,45 @@ std::shared_ptr<net::Exchange> Dispatcher::Preflight(const net::RequestHead& hea
   return std::make_shared<FixedExchange>(204, std::move(headers));
 }
 
+std::shared_ptr<net::Exchange> Dispatcher::NonGrpcAuthRejection(const net::RequestHead& head) {
+  if (!options_.authenticate) {
+    return nullptr;
+  }
+  std::string request_id = NewRequestId();
+  auto admitted = options_.authenticate(head.path, head.Find("authorization"), request_id);
+  if (admitted.ok()) {
+    return nullptr;
+  }
+  const Status& status = admitted.status();
+  const int http_status = status.code() == StatusCode::kPermissionDenied ? 403 : 401;
+  return std::make_shared<FixedExchange>(
+      http_status,
+      std::vector<net::Header>{{"grpc-status", std::to_string(static_cast<int>(status.code()))},
+                               {"grpc-message", status.message()},
+                               {"x-request-id", std::move(request_id)}});
+}
+
 std::shared_ptr<net::Exchange> Dispatcher::Start(net::RequestHead head,
                                                  asio::any_io_executor executor, net::Waker wake) {
-  if (head.method == "OPTIONS") {
+  // AUTH section 2: a preflight is an OPTIONS carrying Origin and Access-Control-Request-Method;
+  // any other OPTIONS is an ordinary request and needs a credential.
+  if (head.method == "OPTIONS" && head.Find("origin") != nullptr &&
+      head.Find("access-control-request-method") != nullptr) {
     return Preflight(head);
   }
   const auto dialect = DialectOf(head.Find("content-type"));
-  if (head.method != "POST") {
-    return std::make_shared<FixedExchange>(405, std::vector<net::Header>{{"allow", "POST"}});
-  }
-  if (!dialect || (*dialect == Dialect::kGrpc && head.version != net::HttpVersion::kHttp2)) {
+  const bool grpc_request =
+      head.method == "POST" && dialect &&
+      (*dialect != Dialect::kGrpc || head.version == net::HttpVersion::kHttp2);
+  if (!grpc_request) {
+    // implements: AUTH-001 for requests that are not gRPC (any method or content type): the auth
+    // rejection comes first, as HTTP 401/403 carrying the gRPC status.
+    if (auto rejected = NonGrpcAuthRejection(head)) {
+      return rejected;
+    }
+    if (head.method != "POST") {
+      return std::make_shared<FixedExchange>(405, std::vector<net::Header>{{"allow", "POST"}});
+    }
     return std::make_shared<FixedExchange>(415, std::vector<net::Header>{});
   }
 
@@ -148,6 +178,16 @@ std::shared_ptr<net::Exchange> Dispatcher::Start(net::RequestHead head,
   if (!route.is_health) {
     metrics_.RequestStarted(route.rpc);  // before authentication (OPS section 5)
   }
+  // implements: AUTH-001 — before the body is read and before drain admission (OPS-007), so a
+  // draining instance still answers a bad credential with its auth status.
+  if (options_.authenticate) {
+    auto admitted =
+        options_.authenticate(head.path, head.Find("authorization"), call->request_id());
+    if (!admitted.ok()) {
+      call->Finish(admitted.status());
+      return call;
+    }
+  }
 
   // API.md 1.4: a declared compression encoding fails UNIMPLEMENTED.
   if (const std::string* encoding = head.Find("grpc-encoding");
@@ -155,7 +195,7 @@ std::shared_ptr<net::Exchange> Dispatcher::Start(net::RequestHead head,
     call->Finish(Unimplemented("compressed requests are not supported"));
     return call;
   }
-  // implements: OPS-007 — after authentication (AUTH-001, none yet), every new request is
+  // implements: OPS-007 — after authentication (AUTH-001), every new request is
   // refused while draining. Health Check and List keep answering so a probe reads NOT_SERVING.
   const bool health_probe =
       route.rpc == telemetry::Rpc::kHealthCheck || route.rpc == telemetry::Rpc::kHealthList;

@@ -1,6 +1,7 @@
 // The request pipeline (ARCHITECTURE.md section 3) from an HTTP exchange to a handler:
-// CORS preflight ▸ dialect ▸ route labels ▸ request id ▸ metrics started/in-flight ▸ compression
-// check ▸ drain admission ▸ deadline ▸ handler ▸ completion (metrics, log, drain tracking).
+// CORS preflight ▸ dialect ▸ route labels ▸ request id ▸ metrics started/in-flight ▸ auth ▸
+// compression check ▸ drain admission ▸ deadline ▸ handler ▸ completion (metrics, log, drain
+// tracking).
 //
 // One Dispatcher per worker io_context; it is used only on that context. The state shared by all
 // workers (drain flag, live unary count) lives in Admission, which is thread-safe.
@@ -39,12 +40,20 @@ class Admission {
   std::function<void()> on_idle_;  // set before serving; const afterwards
 };
 
+// The authentication step (AUTH-001), provided by server/ from auth/ while auth.enabled. Called
+// on the worker's thread; never blocks. `authorization` is the first authorization header or
+// nullptr. Returns the admitting API key's name (AUTH-028; empty for a JWT or a public path) or
+// the rejection status. Empty: auth is off and the header is never read (AUTH-003).
+using Authenticate = std::function<Result<std::string_view>(
+    std::string_view path, const std::string* authorization, std::string_view request_id)>;
+
 struct DispatcherOptions {
   uint64_t max_request_bytes = 26214400;
   std::string identifier;  // server.identifier, for the completion log (OPS-013)
   bool request_logger = true;
   // Starts the request and handler spans (OPS-012, OPS-019); nullptr: no spans.
   telemetry::Tracer* tracer = nullptr;
+  Authenticate authenticate;
 };
 
 class Dispatcher final : public net::ExchangeFactory, public CallObserver {
@@ -64,6 +73,8 @@ class Dispatcher final : public net::ExchangeFactory, public CallObserver {
 
  private:
   std::shared_ptr<net::Exchange> Preflight(const net::RequestHead& head);
+  // The auth answer to a request that is not gRPC, or nullptr when auth is off or admits it.
+  std::shared_ptr<net::Exchange> NonGrpcAuthRejection(const net::RequestHead& head);
 
   const Router& router_;
   Admission& admission_;

@@ -22,6 +22,8 @@
 #include "api/query_service.h"
 #include "api/scw_verifier.h"
 #include "api/stream_service.h"
+#include "auth/authenticator.h"
+#include "auth/jwks_refresher.h"
 #include "config/load.h"
 #include "config/socket_address.h"
 #include "fanout/fetch_permits.h"
@@ -67,6 +69,17 @@ size_t WorkerCount() {
 }
 
 void Fail(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }
+
+// The dispatcher's auth step (AUTH-001); empty while auth is off (AUTH-003).
+rpc::Authenticate MakeAuthenticate(auth::Authenticator* authenticator) {
+  if (authenticator == nullptr) {
+    return {};
+  }
+  return [authenticator](std::string_view path, const std::string* authorization,
+                         std::string_view request_id) {
+    return authenticator->Admit(path, authorization, request_id);
+  };
+}
 
 // One io_context and thread per core; a connection lives on one of them (ARCHITECTURE.md 2).
 struct Worker {
@@ -138,6 +151,50 @@ int Run(const config::Config& config, RunOptions options) {
       return 1;
     }
     metrics_listener = std::move(created).value();
+  }
+
+  // Step 4: the auth key set, before the gRPC listener is bound (OPS-005, AUTH-017). Off: nothing
+  // is loaded or fetched (CONF-066).
+  std::unique_ptr<auth::Authenticator> authenticator;
+  std::unique_ptr<auth::JwksRefresher> jwks_refresher;
+  std::vector<api::PublicSigningKey> startup_keys;
+  if (config.auth.enabled) {
+    auto created = auth::Authenticator::Create(
+        config.auth, auth::AuthenticatorOptions{.identifier = config.server.identifier,
+                                                .metrics = &metrics,
+                                                .logger = &logger,
+                                                .now_seconds = {},
+                                                .cache_entries = 16384});
+    if (!created.ok()) {
+      Fail(created.status().message());
+      return 1;
+    }
+    authenticator = std::move(created).value();
+    if (config.auth.jwks_url) {
+      auto refresher = auth::JwksRefresher::Create(auth::JwksRefresherOptions{
+          .url = *config.auth.jwks_url,
+          .refresh = std::chrono::seconds(config.auth.jwks_refresh_seconds),
+          .max_stale = std::chrono::seconds(config.auth.jwks_max_stale_seconds),
+          .authenticator = authenticator.get(),
+          .metrics = &metrics,
+          .logger = &logger,
+      });
+      if (!refresher.ok()) {
+        Fail("configuration is invalid: auth.jwks_url (" + refresher.status().message() + ")");
+        return 1;
+      }
+      jwks_refresher = std::move(refresher).value();
+      Status loaded = jwks_refresher->LoadAtStartup();
+      if (!loaded.ok()) {
+        Fail(loaded.message());
+        return 1;
+      }
+    }
+    // CONF-068: the keys loaded at startup, in order (a JWKS entry without kid publishes "").
+    for (const auth::Key& key : authenticator->key_set()->keys) {
+      startup_keys.push_back(api::PublicSigningKey{.kid = key.kid.value_or(""),
+                                                   .alg = std::string(auth::AlgName(key.alg))});
+    }
   }
 
   // Step 5: the store — migrations applied, replica caught up — and OPS-020 against its clock.
@@ -235,8 +292,8 @@ int Run(const config::Config& config, RunOptions options) {
       .before_identity_commit = options.before_identity_commit,
   };
 
-  // Step 6: the public configuration (CONF-009). No key set is loaded yet (auth lands later).
-  auto public_config = api::BuildPublicConfiguration(config, {}, kVersion);
+  // Step 6: the public configuration (CONF-009), with the startup key set (CONF-068).
+  auto public_config = api::BuildPublicConfiguration(config, startup_keys, kVersion);
   if (!public_config.ok()) {
     Fail(public_config.status().message());
     return 1;
@@ -268,7 +325,8 @@ int Run(const config::Config& config, RunOptions options) {
         rpc::DispatcherOptions{.max_request_bytes = config.limits.max_request_bytes,
                                .identifier = config.server.identifier,
                                .request_logger = config.server.request_logger,
-                               .tracer = &tracer});
+                               .tracer = &tracer,
+                               .authenticate = MakeAuthenticate(authenticator.get())});
     net_workers.push_back(
         net::Worker{.io = &w->io, .factory = w->dispatcher.get(), .connections = &w->connections});
     workers.push_back(std::move(w));
@@ -346,10 +404,12 @@ int Run(const config::Config& config, RunOptions options) {
     signals.cancel();
   };
   admission.SetOnIdle([&] { asio::post(main_io, finish); });
-  signals.async_wait([&](boost::system::error_code ec, int) {
-    if (ec) {
+  bool drain_started = false;
+  auto begin_drain = [&] {
+    if (drain_started) {
       return;
     }
+    drain_started = true;
     // implements: OPS-007
     health.Set(false);
     admission.BeginDrain();
@@ -369,8 +429,26 @@ int Run(const config::Config& config, RunOptions options) {
     if (admission.live_unary() == 0) {
       asio::post(main_io, finish);
     }
+  };
+  signals.async_wait([&](boost::system::error_code ec, int) {
+    if (!ec) {
+      begin_drain();
+    }
   });
+  // implements: AUTH-019 — a stale key set drains exactly as SIGTERM does, then exits non-zero.
+  bool key_set_stale = false;
+  if (jwks_refresher) {
+    jwks_refresher->Start([&] {
+      asio::post(main_io, [&] {
+        key_set_stale = true;
+        begin_drain();
+      });
+    });
+  }
   main_io.run();
+  if (jwks_refresher) {
+    jwks_refresher->Stop();
+  }
 
   // Workers finish writing what is queued (trailers of the calls ended above), then stop; a
   // worker that cannot finish within the telemetry flush bound is abandoned.
@@ -392,7 +470,7 @@ int Run(const config::Config& config, RunOptions options) {
     }
   }
   logger.Info("stopped");
-  return 0;
+  return key_set_stale ? 1 : 0;
 }
 
 }  // namespace xb::server
