@@ -18,6 +18,7 @@ import grpc
 
 import envelopes as E
 import harness
+import identity_updates as U
 import health_pb2
 import otlp_receiver
 import stream_client
@@ -168,17 +169,19 @@ def call(channel, path, request, response_type, metadata=None):
     return harness.unary(channel, path, request, response_type, metadata=metadata)
 
 
-def drive_traffic(server, metadata=None, group=None, inbox_hex=None, installation_key=None,
+def drive_traffic(server, metadata=None, group=None, inbox_nonce=None, installation_key=None,
                   payload=b"ciphertext", cursor=0):
     """Requests of every kind the backend serves today: publish (stored, duplicate, rejected),
     Query, QueryNewest, GetConfiguration, an unknown path, Subscribe (update, ping) and
     SubscribeStatic, with `metadata` on each."""
     group = group or uuid.uuid4().bytes
-    inbox_hex = inbox_hex or uuid.uuid4().hex * 2
+    # A valid registration (identity updates are verified at publish); its inbox id derives from
+    # the wallet and the nonce.
+    _, registration = U.registration(inbox_nonce or int.from_bytes(uuid.uuid4().bytes[:8], "big"))
     installation_key = installation_key or uuid.uuid4().bytes * 2
     gtopic = E.group_topic(group)
     envs = [E.group_message(group, ciphertext=payload), E.welcome(installation_key, data=payload),
-            E.commit_log(group), E.identity_update(inbox_hex)]
+            E.commit_log(group), U.envelope(registration)]
     with server.channel() as ch:
         call(ch, PUBLISH, backend_pb2.PublishRequest(envelopes=envs), backend_pb2.PublishResponse,
              metadata)
@@ -514,7 +517,8 @@ class RedactionTest(unittest.TestCase):
     # verifies: OPS-014
     def test_no_request_data_in_metrics_spans_or_logs(self):
         group = b"GROUP-ID-SECRET!"  # 16 bytes
-        inbox_hex = "d1571c71ec0ffee5" * 4
+        inbox_nonce = 0xd1571c71ec0ffee5
+        inbox_hex, _ = U.registration(inbox_nonce)
         installation_key = b"INSTALLATION-KEY-SECRET-32-BYTES"
         payload = b"PAYLOAD-BYTES-NOBODY-MAY-SEE-123"
         cursor = 987654321987
@@ -527,7 +531,7 @@ class RedactionTest(unittest.TestCase):
                 harness.Server(config=traced_config(receiver.endpoint)) as server:
             metadata = [("authorization", token), ("x-request-id", caller_request_id),
                         ("traceparent", "00-%s-%s-01" % (CALLER_TRACE, CALLER_SPAN))]
-            drive_traffic(server, metadata=metadata, group=group, inbox_hex=inbox_hex,
+            drive_traffic(server, metadata=metadata, group=group, inbox_nonce=inbox_nonce,
                           installation_key=installation_key, payload=payload, cursor=cursor)
             receiver.wait_spans(
                 lambda s: [x for x in s if x.name == "stream.update"], 20, "the stream spans")
