@@ -81,8 +81,10 @@ asio::awaitable<Result<v1::GetInboxIdsResponse>> GetInboxIds(
 }
 
 // implements: API-271, API-231 (VALIDATION.md 7)
+// `parent` is the rpc.* span: each chain verification gets a scw.verify span under it (OPS-019).
 asio::awaitable<Result<v1::VerifySmartContractWalletSignaturesResponse>> VerifyScw(
-    const ApiContext& ctx, const v1::VerifySmartContractWalletSignaturesRequest& request) {
+    const ApiContext& ctx, const v1::VerifySmartContractWalletSignaturesRequest& request,
+    telemetry::SpanContext parent) {
   if (static_cast<size_t>(request.signatures_size()) > ctx.limits.max_scw_signatures) {
     co_return InvalidArgument("too many signatures in one verification");
   }
@@ -115,8 +117,12 @@ asio::awaitable<Result<v1::VerifySmartContractWalletSignaturesResponse>> VerifyS
   }
   v1::VerifySmartContractWalletSignaturesResponse response;
   for (auto& check : checks) {
+    telemetry::Span span = ctx.tracer != nullptr
+                               ? ctx.tracer->Start(telemetry::Operation::kScwVerify, parent)
+                               : telemetry::Span();
     auto verdict = co_await ctx.scw->Verify(std::move(check));
     if (auto* e = std::get_if<validate::IdentityError>(&verdict)) {
+      span.SetError();
       if (e->kind == validate::IdentityFailure::kUnavailable) {
         co_return Unavailable("signature verifier unavailable");
       }
@@ -139,13 +145,13 @@ void AddIdentityService(rpc::Router& router, const ApiContext& context) {
                    return GetInboxIds(context, request);
                  },
                  context.limits.max_response_bytes));
-  router.Add("/xmtp.backend.v1.IdentityService/VerifySmartContractWalletSignatures",
-             rpc::CallKind::kUnary,
-             rpc::Unary<v1::VerifySmartContractWalletSignaturesRequest,
-                        v1::VerifySmartContractWalletSignaturesResponse>(
-                 [&context](const v1::VerifySmartContractWalletSignaturesRequest& request,
-                            rpc::Call&) { return VerifyScw(context, request); },
-                 context.limits.max_response_bytes));
+  router.Add(
+      "/xmtp.backend.v1.IdentityService/VerifySmartContractWalletSignatures", rpc::CallKind::kUnary,
+      rpc::Unary<v1::VerifySmartContractWalletSignaturesRequest,
+                 v1::VerifySmartContractWalletSignaturesResponse>(
+          [&context](const v1::VerifySmartContractWalletSignaturesRequest& request,
+                     rpc::Call& call) { return VerifyScw(context, request, call.trace_parent()); },
+          context.limits.max_response_bytes));
 }
 
 }  // namespace xb::api

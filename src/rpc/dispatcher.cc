@@ -187,6 +187,9 @@ std::shared_ptr<net::Exchange> Dispatcher::Start(net::RequestHead head,
       call->Finish(admitted.status());
       return call;
     }
+    if (!admitted.value().empty()) {
+      call->request_span.SetPrincipal(admitted.value());
+    }
   }
 
   // API.md 1.4: a declared compression encoding fails UNIMPLEMENTED.

@@ -113,6 +113,9 @@ class SpanEncoder {
         PutIntAttribute(9, IntAttributeName(static_cast<IntAttribute>(i)), span.ints[i], &s);
       }
     }
+    if (!span.principal.empty()) {
+      PutStringAttribute(9, "auth.principal", span.principal, &s);
+    }
     if (span.error) {
       // Status { code = 3 }: STATUS_CODE_ERROR (2). Two bytes, no scratch needed.
       PutBytes(15, std::string_view("\x18\x02", 2), &s);

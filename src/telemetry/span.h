@@ -59,6 +59,9 @@ struct SpanData {
   std::optional<Rpc> rpc;  // request span: rpc.system/rpc.service/rpc.method from the route table
   std::array<int64_t, kIntAttributeCount> ints{};
   uint32_t ints_set = 0;  // bit i: ints[i] was set
+  // auth.principal (AUTH-028): the name of the operator-configured API key that admitted the
+  // request, never anything the caller sent. Empty: none.
+  std::string principal;
 };
 
 class Span {
@@ -82,6 +85,13 @@ class Span {
   // The span records an error: status ERROR in the export, status="error" in the metric.
   void SetError() { data_.error = true; }
   void Set(IntAttribute attribute, int64_t value);
+  // implements: AUTH-028 — the admitting API key's configured name (config, not request data:
+  // OPS-014 allows it as the one principal value in telemetry). Only the dispatcher calls this.
+  void SetPrincipal(std::string_view api_key_name) {
+    if (recording_) {
+      data_.principal.assign(api_key_name);
+    }
+  }
 
   // Ends the span (at most once; later calls do nothing): observes the duration metric and, when
   // recording, submits the span for export.

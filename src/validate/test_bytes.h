@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "crypto/test_hex.h"
+
 namespace xb::validate::testing {
 
 // Hex to bytes; spaces are ignored, so tests can group bytes by field ("0a02 1801").
@@ -20,26 +22,7 @@ inline std::string Unhex(std::string_view spaced_hex) {
       hex.push_back(c);
     }
   }
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') {
-      return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-      return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-      return c - 'A' + 10;
-    }
-    std::abort();  // a typo in a test vector
-  };
-  if (hex.size() % 2 != 0) {
-    std::abort();
-  }
-  std::string out;
-  for (size_t i = 0; i < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(nibble(hex[i]) * 16 + nibble(hex[i + 1])));
-  }
-  return out;
+  return crypto::testing::Unhex(hex);
 }
 
 inline std::string Hex(std::string_view bytes) {

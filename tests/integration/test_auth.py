@@ -14,6 +14,7 @@ import grpc
 import harness
 import health_pb2
 import jwks_server
+import otlp_receiver
 from xmtp.backend.v1 import backend_pb2
 
 SLEEP = "/xb.test.v1.TestService/Sleep"
@@ -336,6 +337,31 @@ class ApiKeyTest(AuthCase):
         self.assertNotIn(API_KEY, "".join(self.server.lines))
         self.assertNotIn(API_KEY, scrape(self.server))
         self.assertNotIn(API_KEY, self.server.stderr_text)
+
+
+class PrincipalSpanTest(unittest.TestCase):
+    # verifies: AUTH-028 — an admitting API key's name is auth.principal on the request span; the
+    # key value appears nowhere in the exported spans.
+    def test_api_key_name_is_the_request_spans_principal(self):
+        with otlp_receiver.Receiver() as receiver:
+            config = auth_config('[auth]\nenabled = true\n[auth.api_keys]\n"%s" = "%s"\n'
+                                 % (API_KEY_NAME, API_KEY)).replace(
+                "[telemetry]\n",
+                '[telemetry]\notlp_endpoint = "%s"\nsample_ratio = 1.0\n' % receiver.endpoint)
+            with harness.Server(config=config) as server:
+                with server.channel() as ch:
+                    harness.unary(ch, "/xmtp.backend.v1.QueryService/QueryNewest",
+                                  backend_pb2.QueryNewestRequest(topics=[backend_pb2.Topic(
+                                      topic=b"\x00" + b"g" * 16)]),
+                                  backend_pb2.QueryNewestResponse, metadata=bearer(API_KEY))
+                spans = receiver.wait_spans(
+                    lambda s: [x for x in s
+                               if x.name == "xmtp.backend.v1.QueryService/QueryNewest"],
+                    20, "the request span")
+        attrs = {kv.key: kv.value.string_value for kv in spans[0].attributes}
+        self.assertEqual(attrs.get("auth.principal"), API_KEY_NAME)
+        self.assertNotIn(API_KEY.encode(), b"".join(
+            s.SerializeToString() for _, s in receiver.spans()))
 
 
 class InlineKeysTest(AuthCase):

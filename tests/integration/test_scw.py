@@ -88,15 +88,29 @@ class ScwTest(unittest.TestCase):
                 return float(line.split()[-1])
         return 0.0
 
+    def scw_spans(self, status):
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % self.server.metrics_port,
+                                    timeout=10) as r:
+            text = r.read().decode()
+        prefix = ('xmtp_operation_duration_seconds_count{operation="scw.verify",status="%s"}'
+                  % status)
+        for line in text.splitlines():
+            if line.startswith(prefix):
+                return float(line.split()[-1])
+        return 0.0
+
     # verifies: API-271 — one verdict per entry at the block used; invalid is not a failure.
+    # verifies: OPS-019 — one scw.verify operation span per entry.
     def test_verdicts_and_blocks(self):
         a, d, s = self.wallet()
         b, e, t = self.wallet(valid=False)
+        spans_before = self.scw_spans("ok")
         account = lambda addr: "eip155:1:0x" + addr.hex().upper()  # either case is accepted
         self.assertEqual(self.verify((account(a), 100, d, s), (account(b), 100, e, t),
                                      (account(a), None, d, s)),
                          [(True, 100), (False, 100), (True, self.stub.head)])
         self.assertEqual(self.stub.bad_calls, [])
+        self.assertEqual(self.scw_spans("ok") - spans_before, 3)
 
     # verifies: VALIDATION.md 5.9.4 — verdicts at a block are cached (LRU, bounded by
     # validation.max_scw_cache_entries = 2); "latest" calls never are; the cache is counted.
