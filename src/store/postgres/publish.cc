@@ -615,18 +615,6 @@ std::vector<StoreResult<CommitPublishResult>> RunTransaction(
 
 }  // namespace
 
-StoreResult<CommitPublishResult> CommitPublishOn(ConnectionPool& primary,
-                                                 const PublishBounds& bounds,
-                                                 const CommitPublishRequest& request) {
-  if (request.items.empty()) {
-    return CommitPublishResult{};
-  }
-  if (auto error = CheckRequest(request)) {
-    return *error;
-  }
-  return std::move(RunTransaction(primary, bounds, {&request}, EndOf(request, bounds)).front());
-}
-
 std::vector<StoreResult<CommitPublishResult>> CommitPublishBatchOn(
     ConnectionPool& primary, const PublishBounds& bounds,
     const std::vector<const CommitPublishRequest*>& requests) {

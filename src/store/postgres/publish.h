@@ -19,17 +19,12 @@ struct PublishBounds {
   int max_publish_duration_ms = 10000;  // publishing.max_publish_duration_ms
 };
 
-// Runs one publish transaction on a connection of `primary`. See Store::CommitPublish; the
-// lifetime ends at the earlier of request.deadline (unless unset) and max_publish_duration_ms from
-// now, and holds inside PostgreSQL too (local idle_in_transaction_session_timeout and
-// statement_timeout), so an abandoned publish never keeps topic locks or the barrier.
-StoreResult<CommitPublishResult> CommitPublishOn(ConnectionPool& primary,
-                                                 const PublishBounds& bounds,
-                                                 const CommitPublishRequest& request);
-
 // Runs `requests` (each non-empty and without identity items, or a single request) as one
 // transaction, the unit of work PublishCombiner leads: one result per request, in order, ending
-// at the earliest of their lifetimes. Each request keeps its own outcome; see PublishCombiner.
+// at the earliest of their lifetimes. A request's lifetime ends at the earlier of its deadline
+// (unless unset) and max_publish_duration_ms from the call, and holds inside PostgreSQL too (local
+// idle_in_transaction_session_timeout and statement_timeout), so an abandoned publish never keeps
+// topic locks or the barrier. Each request keeps its own outcome; see PublishCombiner.
 std::vector<StoreResult<CommitPublishResult>> CommitPublishBatchOn(
     ConnectionPool& primary, const PublishBounds& bounds,
     const std::vector<const CommitPublishRequest*>& requests);
@@ -57,7 +52,7 @@ class PublishCombiner {
  public:
   PublishCombiner(ConnectionPool& primary, PublishBounds bounds, CombinerLimits limits = {});
 
-  // Store::CommitPublish, with the lifetime of CommitPublishOn.
+  // Store::CommitPublish, with the lifetime of CommitPublishBatchOn.
   StoreResult<CommitPublishResult> Commit(const CommitPublishRequest& request);
 
  private:
