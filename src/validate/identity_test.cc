@@ -46,6 +46,9 @@ Outcome Admit(const std::vector<std::string>& history, const pb::IdentityUpdate&
   if (auto* e = std::get_if<IdentityError>(&prepared)) {
     return {std::nullopt, *e};
   }
+  if (const auto& deferred = std::get<PreparedIdentityUpdate>(prepared).decoding_failure) {
+    return {std::nullopt, *deferred};  // as the caller does once no freshness probe failed
+  }
   auto done = FinishIdentityUpdate(std::get<PreparedIdentityUpdate>(prepared), scw);
   if (auto* e = std::get_if<IdentityError>(&done)) {
     return {std::nullopt, *e};
@@ -399,6 +402,21 @@ TEST(IdentityTamper, PasskeyHighSAliasIsAReplay) {
 
 // ---------------------------------------------------------------- decoding (5.2)
 
+// Signature field 4 (delegated_erc_191), length-delimited, empty: the retired kind on the wire.
+const std::string kRetiredDelegatedField("\x22\x00", 2);
+
+TEST(IdentityDecoding, RetiredFieldNextToAListedSignatureIsIgnored) {
+  // verifies: VALIDATION.md 5.2 (a field-4 entry next to a listed signature is ignored), 5.5.5
+  pb::IdentityUpdate u = UpdateOf(vectors::kUpdate1Envelope);
+  auto* sig = u.mutable_actions(0)->mutable_create_inbox()->mutable_initial_identifier_signature();
+  ASSERT_EQ(sig->signature_case(), pb::Signature::kErc191);
+  // After the listed signature, where a oneof member would replace it.
+  ASSERT_TRUE(sig->ParseFromString(sig->SerializeAsString() + kRetiredDelegatedField));
+  ASSERT_EQ(sig->signature_case(), pb::Signature::kErc191);
+  Outcome o = Admit({}, u);
+  ASSERT_TRUE(o.ok) << o.error->message;
+}
+
 TEST(IdentityDecoding, MalformedShapes) {
   // verifies: VALIDATION.md 5.2 (every decoding failure is malformed)
   auto expect_malformed = [](pb::IdentityUpdate u) {
@@ -416,11 +434,10 @@ TEST(IdentityDecoding, MalformedShapes) {
     expect_malformed(u);
   }
   {
-    pb::IdentityUpdate u = base;  // the retired delegated kind alone
-    u.mutable_actions(0)
-        ->mutable_create_inbox()
-        ->mutable_initial_identifier_signature()
-        ->mutable_delegated_erc_191();
+    pb::IdentityUpdate u = base;  // the retired delegated kind (field 4) alone
+    auto* sig =
+        u.mutable_actions(0)->mutable_create_inbox()->mutable_initial_identifier_signature();
+    ASSERT_TRUE(sig->ParseFromString(kRetiredDelegatedField));
     expect_malformed(u);
   }
   {
@@ -749,6 +766,43 @@ TEST(IdentityScw, Eip155FormIsCheckedBeforeAnyChainAccess) {
   EXPECT_EQ(p.scw_checks.size(), 1u);
   EXPECT_EQ(p.fresh_blocks,
             (std::set<std::pair<std::string, uint64_t>>{{"eip155:18446744073709551615", 9}}));
+}
+
+TEST(IdentityScw, FreshnessProbesComeBeforeDecoding) {
+  // verifies: VALIDATION.md 5.10 steps 4-5, 5.9.2 (a stale block decides over a decoding failure)
+  const std::string a = "0x" + std::string(40, 'a');
+  pb::IdentityUpdate u = ScwCreate("eip155:10:" + a, 5);
+  u.add_actions();  // an action whose kind is unset: malformed at step 5
+  auto prepared = PrepareIdentityUpdate({}, u, {});
+  ASSERT_TRUE(std::holds_alternative<PreparedIdentityUpdate>(prepared));
+  const auto& p = std::get<PreparedIdentityUpdate>(prepared);
+  EXPECT_EQ(p.fresh_blocks, (FreshnessBlocks{{"eip155:10", 5}}));
+  ASSERT_TRUE(p.decoding_failure.has_value());
+  EXPECT_EQ(p.decoding_failure->kind, IdentityFailure::kMalformed);
+  EXPECT_TRUE(p.updates.empty());
+  EXPECT_TRUE(p.scw_checks.empty());
+  // Finish never verifies a half-decoded update.
+  auto finished = FinishIdentityUpdate(p, {});
+  ASSERT_TRUE(std::holds_alternative<IdentityError>(finished));
+  EXPECT_EQ(std::get<IdentityError>(finished).kind, IdentityFailure::kMalformed);
+
+  // Without an ERC-6492 signature there is nothing to probe: the decoding failure is immediate.
+  pb::IdentityUpdate plain = UpdateOf(vectors::kUpdate1Envelope);
+  plain.add_actions();
+  auto direct = PrepareIdentityUpdate({}, plain, {});
+  ASSERT_TRUE(std::holds_alternative<IdentityError>(direct));
+  EXPECT_EQ(std::get<IdentityError>(direct).kind, IdentityFailure::kMalformed);
+
+  // A CAIP-10 shape failure is found by the probes themselves, in slot order.
+  pb::IdentityUpdate shape = ScwCreate("eip155:10:" + a, 5);
+  shape.mutable_actions(0)
+      ->mutable_create_inbox()
+      ->mutable_initial_identifier_signature()
+      ->mutable_erc_6492()
+      ->set_account_id("eip155:10");
+  auto refused = PrepareIdentityUpdate({}, shape, {});
+  ASSERT_TRUE(std::holds_alternative<IdentityError>(refused));
+  EXPECT_EQ(std::get<IdentityError>(refused).kind, IdentityFailure::kMalformed);
 }
 
 TEST(IdentityScw, Caip10Shapes) {

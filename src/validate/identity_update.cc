@@ -131,12 +131,12 @@ std::variant<SignatureInput, IdentityError> Signature(const pb::Signature& s) {
       out.authenticator_data = s.passkey().authenticator_data();
       out.client_data_json = s.passkey().client_data_json();
       return out;
-    case pb::Signature::kDelegatedErc191:  // implements: VALIDATION.md 5.5.5 (retired)
-      return Malformed("the legacy delegated signature is retired");
     case pb::Signature::SIGNATURE_NOT_SET:
       break;
   }
-  return Malformed("signature kind is not set");
+  // implements: VALIDATION.md 5.2, 5.5.5 — the retired field 4 is reserved in the proto, so a
+  // signature carrying only it arrives here.
+  return Malformed("signature kind is not set (the legacy delegated kind is retired)");
 }
 
 template <typename T>
@@ -363,29 +363,57 @@ std::variant<DecodedIdentityUpdate, IdentityError> DecodeIdentityUpdate(
   return out;
 }
 
-size_t CountScwSignatures(const pb::IdentityUpdate& update) {
-  size_t n = 0;
-  auto count = [&n](const pb::Signature& s) { n += s.has_erc_6492() ? 1 : 0; };
+void ForEachSignature(const pb::IdentityUpdate& update,
+                      const std::function<void(const pb::Signature&)>& visit) {
   for (const auto& a : update.actions()) {
     switch (a.kind_case()) {
       case pb::IdentityAction::kCreateInbox:
-        count(a.create_inbox().initial_identifier_signature());
+        visit(a.create_inbox().initial_identifier_signature());
         break;
       case pb::IdentityAction::kAdd:
-        count(a.add().existing_member_signature());
-        count(a.add().new_member_signature());
+        visit(a.add().existing_member_signature());
+        visit(a.add().new_member_signature());
         break;
       case pb::IdentityAction::kRevoke:
-        count(a.revoke().recovery_identifier_signature());
+        visit(a.revoke().recovery_identifier_signature());
         break;
       case pb::IdentityAction::kChangeRecoveryAddress:
-        count(a.change_recovery_address().existing_recovery_identifier_signature());
+        visit(a.change_recovery_address().existing_recovery_identifier_signature());
         break;
       case pb::IdentityAction::KIND_NOT_SET:
         break;
     }
   }
+}
+
+size_t CountScwSignatures(const pb::IdentityUpdate& update) {
+  size_t n = 0;
+  ForEachSignature(update, [&n](const pb::Signature& s) { n += s.has_erc_6492() ? 1 : 0; });
   return n;
+}
+
+// implements: VALIDATION.md 5.9.2 (the blocks to probe, found before 5.10 step 5 decodes)
+std::variant<FreshnessBlocks, IdentityError> FreshnessBlocksOf(const pb::IdentityUpdate& update) {
+  FreshnessBlocks blocks;
+  std::optional<IdentityError> error;
+  ForEachSignature(update, [&](const pb::Signature& s) {
+    if (error || !s.has_erc_6492()) {
+      return;
+    }
+    auto account = ParseCaip10(s.erc_6492().account_id());
+    if (!account) {
+      error = Malformed("smart contract wallet account id is not CAIP-10");
+    } else if (!Eip155ChainId(*account)) {
+      error = IdentityError{IdentityFailure::kInvalidSignature,
+                            "smart contract wallet account id is not an eip155 account"};
+    } else {
+      blocks.emplace(account->chain, s.erc_6492().block_number());
+    }
+  });
+  if (error) {
+    return *std::move(error);
+  }
+  return blocks;
 }
 
 // implements: IDENT-020 (VALIDATION.md 5.4)

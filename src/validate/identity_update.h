@@ -8,9 +8,12 @@
 
 #include <compare>
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -105,8 +108,22 @@ struct DecodedIdentityUpdate {
 std::variant<DecodedIdentityUpdate, IdentityError> DecodeIdentityUpdate(
     const xmtp::identity::associations::IdentityUpdate& update);
 
+// Calls `visit` with every signature slot of `update`, in action and slot order.
+void ForEachSignature(
+    const xmtp::identity::associations::IdentityUpdate& update,
+    const std::function<void(const xmtp::identity::associations::Signature&)>& visit);
+
 // The number of erc_6492 signatures an update carries over every signature slot (5.10 step 2).
 size_t CountScwSignatures(const xmtp::identity::associations::IdentityUpdate& update);
+
+// Distinct (chain, block_number) pairs of a new update's erc_6492 signatures (5.9.2).
+using FreshnessBlocks = std::set<std::pair<std::string, uint64_t>>;
+
+// The freshness probes of `update`, read from the protobuf itself because 5.10 step 4 comes before
+// step 5 decodes it. Failures: kMalformed (an account id that is not CAIP-10 shaped) and
+// kInvalidSignature (not an eip155 account, 5.9.1), in slot order.
+std::variant<FreshnessBlocks, IdentityError> FreshnessBlocksOf(
+    const xmtp::identity::associations::IdentityUpdate& update);
 
 // VALIDATION.md 5.4 (IDENT-020): the UTF-8 text every signature of `update` signs.
 std::string SignatureText(const DecodedIdentityUpdate& update);

@@ -33,7 +33,7 @@ std::optional<ProjectionChange> Projected(const MemberId& m, bool added) {
 
 }  // namespace
 
-// implements: VALIDATION.md 5.10 steps 2, 3, 5; API-234
+// implements: VALIDATION.md 5.10 steps 2, 3, 4's probes, 5; API-234
 std::variant<PreparedIdentityUpdate, IdentityError> PrepareIdentityUpdate(
     const std::vector<std::string>& history,
     const xmtp::identity::associations::IdentityUpdate& update, const IdentityLimits& limits) {
@@ -44,6 +44,22 @@ std::variant<PreparedIdentityUpdate, IdentityError> PrepareIdentityUpdate(
     return IdentityError{IdentityFailure::kInvalidUpdate, "identity history limit reached"};
   }
   PreparedIdentityUpdate out;
+  auto blocks = FreshnessBlocksOf(update);
+  if (auto* e = std::get_if<IdentityError>(&blocks)) {
+    return std::move(*e);
+  }
+  out.fresh_blocks = std::get<FreshnessBlocks>(std::move(blocks));
+  // Step 5 comes after the freshness probes: with probes to make, a decoding failure waits for
+  // them (a stale block decides first); without, it is the answer now.
+  auto fail_decoding =
+      [&out](IdentityError e) -> std::variant<PreparedIdentityUpdate, IdentityError> {
+    if (out.fresh_blocks.empty()) {
+      return e;
+    }
+    out.updates.clear();
+    out.decoding_failure = std::move(e);
+    return std::move(out);
+  };
   out.updates.reserve(history.size() + 1);
   for (const std::string& payload : history) {
     xmtp::backend::v1::ClientEnvelope envelope;
@@ -53,37 +69,29 @@ std::variant<PreparedIdentityUpdate, IdentityError> PrepareIdentityUpdate(
     }
     auto decoded = DecodeIdentityUpdate(envelope.identity_update());
     if (auto* e = std::get_if<IdentityError>(&decoded)) {
-      return std::move(*e);
+      return fail_decoding(std::move(*e));
     }
     out.updates.push_back(std::move(std::get<DecodedIdentityUpdate>(decoded)));
   }
   auto decoded = DecodeIdentityUpdate(update);
   if (auto* e = std::get_if<IdentityError>(&decoded)) {
-    return std::move(*e);
+    return fail_decoding(std::move(*e));
   }
   out.updates.push_back(std::move(std::get<DecodedIdentityUpdate>(decoded)));
 
   for (size_t u = 0; u < out.updates.size(); ++u) {
     out.texts.push_back(SignatureText(out.updates[u]));
     out.personal_hashes.push_back(PersonalMessageHash(out.texts.back()));
-    const bool is_new = u + 1 == out.updates.size();
     for (const auto& action : out.updates[u].actions) {
       for (const SignatureInput* slot : Slots(action)) {
         if (slot->kind != SignatureKind::kErc6492) {
           continue;
         }
         auto check = ScwCheckOf(*slot, out.personal_hashes.back());
-        if (auto* e = std::get_if<IdentityError>(&check)) {
-          if (is_new) {
-            return std::move(*e);  // 5.9.2: a bad eip155 account id is an invalid signature
-          }
-          continue;  // a stored one fails the same way in FinishIdentityUpdate
+        if (std::holds_alternative<IdentityError>(check)) {
+          continue;  // stored: fails the same way in FinishIdentityUpdate; new: refused above
         }
-        auto& c = std::get<ScwCheck>(check);
-        if (is_new) {
-          out.fresh_blocks.emplace(c.chain, slot->block_number);
-        }
-        out.scw_checks.insert(std::move(c));
+        out.scw_checks.insert(std::get<ScwCheck>(std::move(check)));
       }
     }
   }
@@ -93,6 +101,9 @@ std::variant<PreparedIdentityUpdate, IdentityError> PrepareIdentityUpdate(
 // implements: VALIDATION.md 5.10 steps 6-8, IDENT-004, IDENT-005
 std::variant<IdentityOutcome, IdentityError> FinishIdentityUpdate(
     const PreparedIdentityUpdate& prepared, const ScwVerdictFn& scw) {
+  if (prepared.decoding_failure) {
+    return *prepared.decoding_failure;
+  }
   // Step 6: every signature of every update, in log, action, slot order.
   std::vector<std::vector<VerifiedAction>> verified(prepared.updates.size());
   for (size_t u = 0; u < prepared.updates.size(); ++u) {

@@ -26,6 +26,8 @@ R = backend_pb2.PublishError
 ETH = A.IDENTIFIER_KIND_ETHEREUM
 PASSKEY = A.IDENTIFIER_KIND_PASSKEY
 OTHER_KEYS = [bytes([k]) * 32 for k in (0x31, 0x32, 0x33, 0x34)]
+# Signature field 4 (delegated_erc_191, reserved), length-delimited and empty: the retired kind.
+RETIRED_FIELD_4 = b"\x22\x00"
 
 
 def publish_error(rpc_error):
@@ -143,9 +145,10 @@ class IdentityMixin:
         update.actions[0].create_inbox.initial_identifier_signature.CopyFrom(other)
         self.assert_rejected(self.publish_fails(U.envelope(update)), 0,
                              R.REASON_INVALID_IDENTITY_UPDATE)
-        # The retired delegated kind alone and an upper-case address are malformed (5.2).
+        # The retired delegated kind (field 4, reserved) alone and an upper-case address are
+        # malformed (5.2).
         inbox, update = U.registration(nonce=int.from_bytes(os.urandom(6), "big"))
-        update.actions[0].create_inbox.initial_identifier_signature.delegated_erc_191.SetInParent()
+        update.actions[0].create_inbox.initial_identifier_signature.ParseFromString(RETIRED_FIELD_4)
         self.assert_rejected(self.publish_fails(U.envelope(update)), 0,
                              R.REASON_MALFORMED_PAYLOAD)
         inbox, update = U.registration(nonce=int.from_bytes(os.urandom(6), "big"))
@@ -153,6 +156,19 @@ class IdentityMixin:
         self.assert_rejected(self.publish_fails(U.envelope(update)), 0,
                              R.REASON_MALFORMED_PAYLOAD)
         self.assertEqual(self.history(inbox), [])
+
+    # verifies: VALIDATION.md 5.2, 5.5.5 — a retired field-4 entry after a listed signature is
+    # ignored (it would replace it if it were a oneof member) and the canonical bytes drop it.
+    def test_retired_field_next_to_a_listed_signature_is_ignored(self):
+        inbox, update = U.registration(nonce=int.from_bytes(os.urandom(6), "big"))
+        sig = update.actions[0].create_inbox.initial_identifier_signature
+        listed = sig.SerializeToString()
+        sig.MergeFromString(RETIRED_FIELD_4)
+        self.assertEqual(sig.SerializeToString(), listed + RETIRED_FIELD_4)
+        self.assertEqual(len(self.publish(U.envelope(update)).envelope_metas), 1)
+        [stored] = self.history(inbox)
+        stored_sig = stored.envelope.identity_update.actions[0].create_inbox
+        self.assertEqual(stored_sig.initial_identifier_signature.SerializeToString(), listed)
 
     # verifies: API-223 — a lower-index identity failure decides over a later parse failure.
     def test_lower_index_identity_failure_decides(self):
