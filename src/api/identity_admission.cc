@@ -20,13 +20,14 @@ namespace {
 
 using Verdicts = std::map<validate::ScwCheck, std::variant<bool, IdentityError>>;
 
-// Steps 4 and the verdicts of step 6 for one prepared update: the freshness probes of the new
-// update first, then every ERC-6492 call of the log (cached where a block is given).
+// Step 4 and the verdicts of step 6 for one prepared update: the freshness probes of the new
+// update first, then its deferred decoding failure (step 5), then every ERC-6492 call of the log
+// (cached where a block is given).
 asio::awaitable<std::optional<IdentityError>> ResolveScw(const ApiContext& ctx,
                                                          const validate::PreparedIdentityUpdate& p,
                                                          Verdicts& verdicts) {
   if (p.scw_checks.empty() && p.fresh_blocks.empty()) {
-    co_return std::nullopt;
+    co_return p.decoding_failure;
   }
   if (ctx.scw == nullptr) {
     co_return IdentityError{IdentityFailure::kUnavailable, "signature verifier unavailable"};
@@ -35,6 +36,9 @@ asio::awaitable<std::optional<IdentityError>> ResolveScw(const ApiContext& ctx,
     if (auto stale = co_await ctx.scw->CheckFreshness(p.fresh_blocks)) {
       co_return stale;
     }
+  }
+  if (p.decoding_failure) {
+    co_return p.decoding_failure;
   }
   for (const validate::ScwCheck& check : p.scw_checks) {
     auto verdict = co_await ctx.scw->Verify(check);

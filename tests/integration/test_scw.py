@@ -228,6 +228,17 @@ class ScwTest(unittest.TestCase):
         err = self.publish_fails(self.scw_registration(head - 1)[2])
         self.assertEqual(err.code(), grpc.StatusCode.UNAVAILABLE)
 
+    # verifies: VALIDATION.md 5.10 steps 4-5 — the freshness of a new update's blocks is decided
+    # before it is decoded: a stale block wins over a malformed action, a fresh one does not.
+    def test_freshness_is_decided_before_decoding(self):
+        head = self.stub.head
+        stale = self.scw_registration(head - 200)[2]
+        stale.identity_update.actions.add()  # kind unset: malformed at step 5
+        self.assertEqual(self.reason(self.publish_fails(stale)), R.REASON_INVALID_SIGNATURE)
+        fresh = self.scw_registration(head - 1)[2]
+        fresh.identity_update.actions.add()
+        self.assertEqual(self.reason(self.publish_fails(fresh)), R.REASON_MALFORMED_PAYLOAD)
+
 
 if __name__ == "__main__":
     unittest.main()
