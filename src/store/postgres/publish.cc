@@ -31,10 +31,13 @@ FROM (SELECT DISTINCT ('x' || encode(substr(sha256(u.t), 1, 8), 'hex'))::bit(64)
       FROM unnest($1::bytea[]) AS u(t)) AS s
 ORDER BY s.k)sql";
 
+// One unique-index probe per input (the note on lookups in rows.h).
 constexpr const char* kFindStored = R"sql(
 SELECT u.ord, e.sequence_id, e.server_ns, e.expiry_ns, e.is_commit_or_proposal
 FROM unnest($1::bytea[], $2::bytea[]) WITH ORDINALITY AS u(topic, hash, ord)
-JOIN envelopes AS e ON e.topic = u.topic AND e.message_hash = u.hash)sql";
+CROSS JOIN LATERAL (
+  SELECT x.* FROM envelopes AS x WHERE x.topic = u.topic AND x.message_hash = u.hash LIMIT 1) AS e
+)sql";
 
 constexpr const char* kIdentityHeads = R"sql(
 SELECT u.ord,

@@ -21,7 +21,9 @@ constexpr const char* kClock =
 
 constexpr const char* kFindDuplicates = "SELECT u.ord, " XB_PG_META_COLUMNS R"sql(
 FROM unnest($1::bytea[], $2::bytea[]) WITH ORDINALITY AS u(topic, hash, ord)
-JOIN envelopes AS e ON e.topic = u.topic AND e.message_hash = u.hash)sql";
+CROSS JOIN LATERAL (
+  SELECT x.* FROM envelopes AS x WHERE x.topic = u.topic AND x.message_hash = u.hash LIMIT 1) AS e
+)sql";
 
 constexpr const char* kHistory = "SELECT " XB_PG_META_COLUMNS R"sql(, e.payload
 FROM envelopes AS e WHERE e.topic = $1::bytea ORDER BY e.sequence_id)sql";
@@ -51,14 +53,20 @@ ORDER BY e.sequence_id)sql";
 // implements: API-244 (watermark joined to the row it names; a topic without one is absent)
 constexpr const char* kNewestFull = "SELECT u.ord, " XB_PG_META_COLUMNS R"sql(, e.payload
 FROM unnest($1::bytea[]) WITH ORDINALITY AS u(topic, ord)
-JOIN topic_watermark AS w ON w.topic = u.topic
-JOIN envelopes AS e ON e.sequence_id = w.last_sequence_id AND e.topic = w.topic
+CROSS JOIN LATERAL (
+  SELECT w.last_sequence_id FROM topic_watermark AS w WHERE w.topic = u.topic LIMIT 1) AS w
+CROSS JOIN LATERAL (
+  SELECT x.* FROM envelopes AS x
+  WHERE x.sequence_id = w.last_sequence_id AND x.topic = u.topic LIMIT 1) AS e
 ORDER BY u.ord)sql";
 
 constexpr const char* kNewestMeta = "SELECT u.ord, " XB_PG_META_COLUMNS R"sql(
 FROM unnest($1::bytea[]) WITH ORDINALITY AS u(topic, ord)
-JOIN topic_watermark AS w ON w.topic = u.topic
-JOIN envelopes AS e ON e.sequence_id = w.last_sequence_id AND e.topic = w.topic
+CROSS JOIN LATERAL (
+  SELECT w.last_sequence_id FROM topic_watermark AS w WHERE w.topic = u.topic LIMIT 1) AS w
+CROSS JOIN LATERAL (
+  SELECT x.* FROM envelopes AS x
+  WHERE x.sequence_id = w.last_sequence_id AND x.topic = u.topic LIMIT 1) AS e
 ORDER BY u.ord)sql";
 
 constexpr const char* kGet = "SELECT " XB_PG_META_COLUMNS R"sql(, e.payload
@@ -66,9 +74,9 @@ FROM envelopes AS e WHERE e.sequence_id = $1::int8)sql";
 
 // implements: STORE.md 7 (heads: topic_watermark primary key, 0 when absent, per input position)
 constexpr const char* kHeads = R"sql(
-SELECT coalesce(w.last_sequence_id, 0)
+SELECT coalesce(
+  (SELECT w.last_sequence_id FROM topic_watermark AS w WHERE w.topic = u.topic), 0)
 FROM unnest($1::bytea[]) WITH ORDINALITY AS u(topic, ord)
-LEFT JOIN topic_watermark AS w ON w.topic = u.topic
 ORDER BY u.ord)sql";
 
 // implements: STORE.md 7 (GetInboxIds: per input position the identifier_association_active row
