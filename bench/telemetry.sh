@@ -11,7 +11,7 @@
 #
 #   bench/telemetry.sh [--quick] [--repeats N] [--duration S] [--binary PATH]
 #
-# Server pinned to CPU 1, load to CPU 0, the sink unpinned. Nothing here asserts a timing.
+# Server pinned to CPU 1, load and the sink to CPU 0. Nothing here asserts a timing.
 set -euo pipefail
 export LC_ALL=C
 
@@ -103,7 +103,9 @@ class H(http.server.BaseHTTPRequestHandler):
 http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
 PY
 SINK_PORT=$(pick_port)
-python3 "$TMP/sink.py" "$SINK_PORT" "$TMP/sink.count" &
+# On the load CPU: a collector runs on another machine, and an unpinned sink would take turns on
+# the server's CPU and be charged to telemetry as lost throughput.
+taskset -c "$LOAD_CPU" python3 "$TMP/sink.py" "$SINK_PORT" "$TMP/sink.count" &
 PIDS+=($!)
 
 # start_xb NAME EXTRA_TELEMETRY: our server on CPU 1; sets PORT_<NAME>, PID_<NAME>.

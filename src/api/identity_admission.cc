@@ -25,7 +25,8 @@ using Verdicts = std::map<validate::ScwCheck, std::variant<bool, IdentityError>>
 // (cached where a block is given).
 asio::awaitable<std::optional<IdentityError>> ResolveScw(const ApiContext& ctx,
                                                          const validate::PreparedIdentityUpdate& p,
-                                                         Verdicts& verdicts) {
+                                                         Verdicts& verdicts,
+                                                         const telemetry::SpanContext& parent) {
   if (p.scw_checks.empty() && p.fresh_blocks.empty()) {
     co_return p.decoding_failure;
   }
@@ -41,8 +42,13 @@ asio::awaitable<std::optional<IdentityError>> ResolveScw(const ApiContext& ctx,
     co_return p.decoding_failure;
   }
   for (const validate::ScwCheck& check : p.scw_checks) {
+    // implements: OPS-019 — a chain verification at publish time is a scw.verify span too
+    telemetry::Span span = ctx.tracer != nullptr
+                               ? ctx.tracer->Start(telemetry::Operation::kScwVerify, parent)
+                               : telemetry::Span();
     auto verdict = co_await ctx.scw->Verify(check);
     if (auto* e = std::get_if<IdentityError>(&verdict)) {
+      span.SetError();
       verdicts.emplace(check, *e);
     } else {
       verdicts.emplace(check, std::get<ScwVerdict>(verdict).valid);
@@ -88,7 +94,8 @@ Status IdentityFailureStatus(const IdentityError& error, uint32_t index) {
 asio::awaitable<Status> AdmitIdentityUpdates(const ApiContext& ctx,
                                              std::vector<store::PublishItem>& items,
                                              const std::vector<uint32_t>& first_position,
-                                             std::vector<PendingIdentityUpdate> pending) {
+                                             std::vector<PendingIdentityUpdate> pending,
+                                             telemetry::SpanContext parent) {
   std::vector<std::pair<std::string, store::Hash>> keys;
   keys.reserve(pending.size());
   for (const PendingIdentityUpdate& p : pending) {
@@ -141,7 +148,7 @@ asio::awaitable<Status> AdmitIdentityUpdates(const ApiContext& ctx,
     auto prepared = std::get<validate::PreparedIdentityUpdate>(std::move(*prepared_or));
 
     Verdicts verdicts;
-    if (auto e = co_await ResolveScw(ctx, prepared, verdicts)) {
+    if (auto e = co_await ResolveScw(ctx, prepared, verdicts, parent)) {
       item.pending_failure = IdentityFailureStatus(*e, index);
       continue;
     }

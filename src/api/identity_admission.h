@@ -11,6 +11,7 @@
 #include "api/context.h"
 #include "identity/associations/association.pb.h"
 #include "store/store.h"
+#include "telemetry/trace_context.h"
 #include "validate/identity_update.h"
 
 namespace xb::api {
@@ -27,10 +28,12 @@ struct PendingIdentityUpdate {
 // (the projection diff), or items[item].pending_failure: INVALID_ARGUMENT with the PublishError of
 // VALIDATION.md 5.11 at the item's first position, or UNAVAILABLE / INTERNAL. Returns a non-OK
 // status only when the store read fails or the CPU pool refuses the work. Suspends.
+// Each chain verification gets a scw.verify span under `parent` (OPS-019).
 boost::asio::awaitable<Status> AdmitIdentityUpdates(const ApiContext& ctx,
                                                     std::vector<store::PublishItem>& items,
                                                     const std::vector<uint32_t>& first_position,
-                                                    std::vector<PendingIdentityUpdate> pending);
+                                                    std::vector<PendingIdentityUpdate> pending,
+                                                    telemetry::SpanContext parent);
 
 // The publish status of an identity failure at request index `index` (VALIDATION.md 5.11).
 Status IdentityFailureStatus(const validate::IdentityError& error, uint32_t index);

@@ -281,8 +281,8 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
   // the I/O thread, and carry that snapshot's head (API-232) and their projection changes.
   if (!identity_updates.empty() &&
       (!failure || first_position[identity_updates.front().item] < failure->index)) {
-    Status validated =
-        co_await AdmitIdentityUpdates(ctx, items, first_position, std::move(identity_updates));
+    Status validated = co_await AdmitIdentityUpdates(
+        ctx, items, first_position, std::move(identity_updates), validate_span.context());
     if (!validated.ok()) {
       ctx.metrics->api().publish_envelopes.Add(telemetry::PublishOutcome::kRejected,
                                                static_cast<uint64_t>(n));

@@ -201,9 +201,12 @@ class ScwTest(unittest.TestCase):
         raise AssertionError("no PublishError")
 
     # verifies: VALIDATION.md 5.5.4, 5.9.3, 6 (an ERC-6492 signer creates an inbox)
+    # verifies: OPS-019 — the publish-time chain verification is a scw.verify span too.
     def test_scw_registration_is_accepted_and_projected(self):
         address, inbox, env = self.scw_registration(self.stub.head - 1)
+        spans_before = self.scw_spans("ok")
         self.publish(env)
+        self.assertEqual(self.scw_spans("ok") - spans_before, 1)
         req = backend_pb2.GetInboxIdsRequest()
         req.requests.add(identifier=address, identifier_kind=A.IDENTIFIER_KIND_ETHEREUM)
         with self.server.channel() as ch:
