@@ -1,7 +1,8 @@
 // Store::CommitPublish from a coroutine (ARCHITECTURE.md section 2). Where the engine can take the
-// request on a thread of its own at once (Store::StartCommitPublish: SQLite's writer), no DB pool
-// thread is held just to wait for that thread: the request goes straight to the engine and the
-// coroutine resumes when it is done. Otherwise the blocking call runs on the DB pool as before.
+// request on a thread of its own at once (Store::StartCommitPublish: SQLite's writer, PostgreSQL's
+// publish leaders), no DB pool thread is held just to wait for that thread: the request goes
+// straight to the engine and the coroutine resumes when it is done. Otherwise the blocking call
+// runs on the DB pool as before.
 #pragma once
 
 #include <boost/asio/associated_executor.hpp>

@@ -200,10 +200,10 @@ class Store {
   virtual StoreResult<CommitPublishResult> CommitPublish(const CommitPublishRequest& request) = 0;
 
   // CommitPublish without holding the calling thread, where the engine can hand the request to a
-  // thread of its own at once (SQLite's writer with a short queue). Returns true when it did:
-  // `done` then runs exactly once, on an engine thread, with what CommitPublish would have
-  // returned. Returns false and never calls `done` otherwise; the caller then runs CommitPublish
-  // on the DB pool. Never blocks.
+  // thread of its own at once (SQLite's writer, PostgreSQL's publish leaders; each while its queue
+  // is short). Returns true when it did: `done` then runs exactly once, on an engine thread, with
+  // what CommitPublish would have returned. Returns false and never calls `done` otherwise; the
+  // caller then runs CommitPublish on the DB pool. Never blocks.
   using CommitPublishDone = std::function<void(StoreResult<CommitPublishResult>)>;
   virtual bool StartCommitPublish(std::shared_ptr<const CommitPublishRequest> request,
                                   CommitPublishDone done) {

@@ -152,6 +152,20 @@ Status PostgresStore::WaitForReplica(Clock::time_point deadline) {
 
 StoreResult<CommitPublishResult> PostgresStore::CommitPublish(const CommitPublishRequest& request) {
   auto result = publisher_.Commit(request);
+  NotifyCommitted(result);
+  return result;
+}
+
+bool PostgresStore::StartCommitPublish(std::shared_ptr<const CommitPublishRequest> request,
+                                       CommitPublishDone done) {
+  return publisher_.Start(std::move(request),
+                          [this, done = std::move(done)](StoreResult<CommitPublishResult> result) {
+                            NotifyCommitted(result);
+                            done(std::move(result));
+                          });
+}
+
+void PostgresStore::NotifyCommitted(const StoreResult<CommitPublishResult>& result) {
   // This instance's own commits wake its tailer at once (publishes through other instances are
   // found by the poll timer). Only rows stored now count.
   if (const auto* committed = std::get_if<CommitPublishResult>(&result)) {
@@ -168,7 +182,6 @@ StoreResult<CommitPublishResult> PostgresStore::CommitPublish(const CommitPublis
       }
     }
   }
-  return result;
 }
 
 void PostgresStore::SetCommitListener(std::function<void(int64_t last_id)> listener) {

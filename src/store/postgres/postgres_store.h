@@ -62,6 +62,10 @@ class PostgresStore final : public Store {
   // The transaction's lifetime ends at the earlier of request.deadline (ignored when it is the
   // epoch, i.e. unset) and max_publish_duration_ms after the call starts.
   StoreResult<CommitPublishResult> CommitPublish(const CommitPublishRequest& request) override;
+  // Group messages, welcomes, key packages and commit-log entries go to the combiner's leader
+  // threads without holding a DB pool thread (PublishCombiner::Start).
+  bool StartCommitPublish(std::shared_ptr<const CommitPublishRequest> request,
+                          CommitPublishDone done) override;
   StoreResult<QueryPage> Query(const std::vector<TopicCursor>& topics, uint32_t limit) override;
   StoreResult<std::vector<StoredEnvelope>> Newest(const std::vector<std::string>& topics,
                                                   bool with_payload) override;
@@ -101,6 +105,8 @@ class PostgresStore final : public Store {
   explicit PostgresStore(PostgresOptions options);
 
   Status WaitForReplica(Clock::time_point deadline);
+  // Wakes this instance's tailer when `result` stored rows.
+  void NotifyCommitted(const StoreResult<CommitPublishResult>& result);
   ConnectionPool& ReadPool() { return replica_ ? *replica_ : primary_; }
   const std::string& ReadUrl() const {
     return options_.replica_url ? *options_.replica_url : options_.primary_url;

@@ -546,7 +546,10 @@ TEST_F(PostgresStoreTest, ConcurrentDuplicatePublishesBothSucceedWithOneId) {
   PublishItem failing = plain;  // its own validation failed, but a concurrent copy commits
   failing.pending_failure = InvalidArgument("validation failed");
   StoreResult<CommitPublishResult> results[2];
+  // One after the other, so that they are two transactions (queued together, the combiner would
+  // run them as one, where the second is an in-batch duplicate).
   std::thread a([&] { results[0] = store->CommitPublish(Request({plain})); });
+  ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 1; }));
   std::thread b([&] { results[1] = store->CommitPublish(Request({plain})); });
   ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 2; }));
   Params key2;

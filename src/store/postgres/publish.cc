@@ -630,7 +630,30 @@ std::vector<StoreResult<CommitPublishResult>> CommitPublishBatchOn(
 
 PublishCombiner::PublishCombiner(ConnectionPool& primary, PublishBounds bounds,
                                  CombinerLimits limits)
-    : primary_(primary), bounds_(bounds), limits_(limits) {}
+    : primary_(primary), bounds_(bounds), limits_(limits) {
+  for (size_t i = 0; i < std::max<size_t>(limits_.max_transactions, 1); ++i) {
+    leaders_.emplace_back([this] { Lead(); });
+  }
+}
+
+PublishCombiner::~PublishCombiner() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  work_.notify_all();
+  for (std::thread& leader : leaders_) {
+    leader.join();
+  }
+}
+
+namespace {
+
+bool HasIdentityItem(const CommitPublishRequest& request) {
+  return std::any_of(request.items.begin(), request.items.end(), IsIdentityItem);
+}
+
+}  // namespace
 
 StoreResult<CommitPublishResult> PublishCombiner::Commit(const CommitPublishRequest& request) {
   if (request.items.empty()) {
@@ -641,74 +664,110 @@ StoreResult<CommitPublishResult> PublishCombiner::Commit(const CommitPublishRequ
   }
   // An identity update runs alone: it takes the identity lock, which would make every group
   // message sharing its transaction wait for every other identity update.
-  if (std::any_of(request.items.begin(), request.items.end(), IsIdentityItem)) {
+  if (HasIdentityItem(request)) {
     return std::move(
         RunTransaction(primary_, bounds_, {&request}, EndOf(request, bounds_)).front());
   }
+  // Bounded: a leader runs the request within its lifetime (every statement and the pool wait
+  // are bounded by it, and an expired request is failed when taken) and then calls done.
+  std::mutex mu;
+  std::condition_variable finished;
+  std::optional<StoreResult<CommitPublishResult>> result;
+  Enqueue(Pending{.request = &request,
+                  .owner = nullptr,
+                  .end = EndOf(request, bounds_),
+                  .done = [&](StoreResult<CommitPublishResult> r) {
+                    std::lock_guard lock(mu);
+                    result = std::move(r);
+                    finished.notify_one();
+                  }});
+  std::unique_lock lock(mu);
+  finished.wait(lock, [&] { return result.has_value(); });
+  return std::move(*result);
+}
 
-  Waiter self;
-  self.request = &request;
-  self.end = EndOf(request, bounds_);
-  std::unique_lock lock(mu_);
-  queue_.push_back(&self);
-  while (!self.done) {
-    if (leaders_ >= limits_.max_transactions || queue_.empty()) {
-      // Bounded: whoever took this request runs it within its lifetime (every statement and the
-      // pool wait are bounded by it) and then marks it done. Each waiter has its own condition
-      // variable, so a finished transaction wakes its own requests and at most one next leader,
-      // not every waiting thread.
-      self.wake.wait(lock);
+bool PublishCombiner::Start(std::shared_ptr<const CommitPublishRequest> request, Done done) {
+  if (request->items.empty() || CheckRequest(*request) || HasIdentityItem(*request)) {
+    return false;
+  }
+  {
+    std::lock_guard lock(mu_);
+    if (queue_.size() >= limits_.max_queued) {
+      return false;  // the caller blocks a DB pool thread instead, which bounds the queue
+    }
+  }
+  const CommitPublishRequest* raw = request.get();
+  Enqueue(Pending{.request = raw,
+                  .owner = std::move(request),
+                  .end = EndOf(*raw, bounds_),
+                  .done = std::move(done)});
+  return true;
+}
+
+void PublishCombiner::Enqueue(Pending pending) {
+  {
+    std::lock_guard lock(mu_);
+    queue_.push_back(std::move(pending));
+  }
+  work_.notify_one();
+}
+
+void PublishCombiner::Lead() {
+  while (true) {
+    std::vector<Pending> batch;
+    {
+      std::unique_lock lock(mu_);
+      work_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) {
+        return;  // stopping, and nothing is left to run
+      }
+      // Take the oldest waiting requests into one transaction.
+      size_t items = 0;
+      uint64_t bytes = 0;
+      while (!queue_.empty()) {
+        const CommitPublishRequest& next = *queue_.front().request;
+        uint64_t next_bytes = 0;
+        for (const PublishItem& item : next.items) {
+          next_bytes += item.payload.size();
+        }
+        if (!batch.empty() && (batch.size() >= limits_.max_requests ||
+                               items + next.items.size() > limits_.max_items ||
+                               bytes + next_bytes > limits_.max_payload_bytes)) {
+          break;
+        }
+        items += next.items.size();
+        bytes += next_bytes;
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    // A request whose lifetime ended while it waited would end the shared transaction at once and
+    // send every other request to run alone: it fails here instead, having stored nothing.
+    const Clock::time_point now = Clock::now();
+    std::vector<Pending> live;
+    live.reserve(batch.size());
+    for (Pending& pending : batch) {
+      if (pending.end <= now) {
+        pending.done(DeadlineExceeded("commit publish: waiting for a transaction").ToStoreError());
+      } else {
+        live.push_back(std::move(pending));
+      }
+    }
+    if (live.empty()) {
       continue;
     }
-    // Lead: take the oldest waiting requests (this one or others) into one transaction.
-    std::vector<Waiter*> batch;
-    size_t items = 0;
-    uint64_t bytes = 0;
-    while (!queue_.empty()) {
-      const CommitPublishRequest& next = *queue_.front()->request;
-      uint64_t next_bytes = 0;
-      for (const PublishItem& item : next.items) {
-        next_bytes += item.payload.size();
-      }
-      if (!batch.empty() &&
-          (batch.size() >= limits_.max_requests || items + next.items.size() > limits_.max_items ||
-           bytes + next_bytes > limits_.max_payload_bytes)) {
-        break;
-      }
-      items += next.items.size();
-      bytes += next_bytes;
-      batch.push_back(queue_.front());
-      queue_.pop_front();
-    }
-    ++leaders_;
-    lock.unlock();
-
     std::vector<const CommitPublishRequest*> requests;
     Clock::time_point end = Clock::time_point::max();
-    for (Waiter* waiter : batch) {
-      requests.push_back(waiter->request);
-      end = std::min(end, waiter->end);
+    for (const Pending& pending : live) {
+      requests.push_back(pending.request);
+      end = std::min(end, pending.end);
     }
     // The lifetimes were fixed when each request arrived, not when the batch formed.
     auto results = RunTransaction(primary_, bounds_, requests, end);
-    for (size_t k = 0; k < batch.size(); ++k) {
-      batch[k]->result = std::move(results[k]);
-    }
-
-    lock.lock();
-    --leaders_;
-    for (Waiter* waiter : batch) {
-      waiter->done = true;
-      if (waiter != &self) {
-        waiter->wake.notify_one();
-      }
-    }
-    // Hand the lead to the oldest request still queued (it may be this caller's own).
-    if (!queue_.empty() && queue_.front() != &self) {
-      queue_.front()->wake.notify_one();
+    for (size_t k = 0; k < live.size(); ++k) {
+      live[k].done(std::move(results[k]));
     }
   }
-  return std::move(*self.result);
 }
 
 }  // namespace xb::store::postgres

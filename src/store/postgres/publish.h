@@ -5,8 +5,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "store/postgres/pool.h"
@@ -31,38 +34,53 @@ std::vector<StoreResult<CommitPublishResult>> CommitPublishBatchOn(
 
 // How much one combined transaction may take, and how many may run at once.
 struct CombinerLimits {
-  size_t max_transactions = 2;  // concurrent publish transactions led by the combiner
+  size_t max_transactions = 2;  // leader threads, so concurrent publish transactions
   size_t max_requests = 64;
   size_t max_items = 1024;
   uint64_t max_payload_bytes = 8 << 20;
+  size_t max_queued = 256;  // Start refuses beyond this many waiting requests
 };
 
-// Group commit for PostgreSQL publishes. Concurrent callers queue their requests; at most
-// max_transactions callers at a time lead, each taking the oldest queued requests (at least one,
-// within the limits) into one transaction, so the statements, the locks and the commit of a
-// transaction are shared by every request in it while PostgreSQL's CPU is the limit. Each
-// request keeps its own outcome (see PublishTransaction in publish.cc): a request that fails
-// admission, or whose items are duplicates, does not affect the others; a shared failure before
-// the commit runs each request again alone. A request carrying an identity update always runs
-// alone. Under light load a caller finds no queue and leads its own request at once.
+// Group commit for PostgreSQL publishes. Requests queue up; max_transactions leader threads each
+// take the oldest queued requests (at least one, within the limits) into one transaction, so the
+// statements, the locks and the commit of a transaction are shared by every request in it while
+// PostgreSQL's CPU is the limit. Each request keeps its own outcome (see PublishTransaction in
+// publish.cc): a request that fails admission, or whose items are duplicates, does not affect the
+// others; a shared failure before the commit runs each request again alone. A request whose
+// lifetime ended while it waited fails DEADLINE_EXCEEDED without joining a transaction. A request
+// carrying an identity update always runs alone, on its caller's thread. Under light load a
+// request finds an idle leader and runs at once.
 //
-// Threading: thread-safe; Commit blocks (DB pool threads only) until the caller's request has
-// run, which its own lifetime bounds.
+// Threading: thread-safe. Commit blocks (DB pool threads only) until the request has run, which
+// its own lifetime bounds; Start never blocks. The destructor runs what is queued, then joins the
+// leaders; the pool must outlive the combiner.
 class PublishCombiner {
  public:
+  using Done = std::function<void(StoreResult<CommitPublishResult>)>;
+
   PublishCombiner(ConnectionPool& primary, PublishBounds bounds, CombinerLimits limits = {});
+  ~PublishCombiner();
+  PublishCombiner(const PublishCombiner&) = delete;
+  PublishCombiner& operator=(const PublishCombiner&) = delete;
 
   // Store::CommitPublish, with the lifetime of CommitPublishBatchOn.
   StoreResult<CommitPublishResult> Commit(const CommitPublishRequest& request);
 
+  // Store::StartCommitPublish: queues `request` for a leader, which calls `done` with the result
+  // on its own thread. Returns false, and never calls `done`, for a request Commit must take (an
+  // empty or refused one, one with an identity item) or while max_queued requests wait.
+  bool Start(std::shared_ptr<const CommitPublishRequest> request, Done done);
+
  private:
-  struct Waiter {
+  struct Pending {
     const CommitPublishRequest* request = nullptr;
+    std::shared_ptr<const CommitPublishRequest> owner;  // keeps `request` alive for Start
     Clock::time_point end;
-    std::optional<StoreResult<CommitPublishResult>> result;  // written by the leader before done
-    bool done = false;                                       // guarded by mu_
-    std::condition_variable wake;  // done, or the lead may be free; waited on with mu_
+    Done done;
   };
+
+  void Enqueue(Pending pending);
+  void Lead();  // a leader thread's loop
 
   // Const after construction.
   ConnectionPool& primary_;
@@ -70,8 +88,10 @@ class PublishCombiner {
   const CombinerLimits limits_;
 
   std::mutex mu_;
-  std::deque<Waiter*> queue_;  // guarded by mu_; requests no leader has taken yet
-  size_t leaders_ = 0;         // guarded by mu_
+  std::condition_variable work_;  // a request was queued, or stopping_
+  std::deque<Pending> queue_;     // guarded by mu_; requests no leader has taken yet
+  bool stopping_ = false;         // guarded by mu_
+  std::vector<std::thread> leaders_;
 };
 
 }  // namespace xb::store::postgres
