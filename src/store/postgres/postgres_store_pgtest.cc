@@ -5,8 +5,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -711,6 +715,82 @@ TEST_F(PostgresStoreTest, ExpiredDeadlineFailsBeforeTouchingTheDatabase) {
   CommitPublishRequest request = Request({Item(GroupTopic(1), "late")});
   request.deadline = Clock::now() - milliseconds(1);
   EXPECT_EQ(KindOf(store->CommitPublish(request)), ErrorKind::kTimeout);
+}
+
+TEST_F(PostgresStoreTest, RequestWhoseLifetimeEndsWhileQueuedFailsAloneAndStoresNothing) {
+  // verifies: STORE.md 3.3 (the lifetime bounds the wait for a transaction too)
+  auto store = Open();  // two leader threads
+  ASSERT_NE(store, nullptr);
+  const std::string topic = GroupTopic(5);
+  Params key;
+  key.Int8(TopicKey(topic));
+  Sql("SELECT pg_advisory_lock($1::int8)", key);
+  // Both leaders wait on the held topic lock, each with its own transaction.
+  StoreResult<CommitPublishResult> first, second, late;
+  std::thread a([&] { first = store->CommitPublish(Request({Item(topic, "first")})); });
+  ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 1; }));
+  std::thread b([&] { second = store->CommitPublish(Request({Item(topic, "second")})); });
+  ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 2; }));
+  // A third request queues behind them, through the asynchronous entry, and outlives its deadline
+  // there.
+  auto request = std::make_shared<CommitPublishRequest>(Request({Item(GroupTopic(6), "late")}));
+  request->deadline = Clock::now() + milliseconds(200);
+  std::mutex mu;
+  std::condition_variable done;
+  bool finished = false;
+  ASSERT_TRUE(store->StartCommitPublish(request, [&](StoreResult<CommitPublishResult> r) {
+    std::lock_guard lock(mu);
+    late = std::move(r);
+    finished = true;
+    done.notify_one();
+  }));
+  std::this_thread::sleep_for(milliseconds(400));
+  Sql("SELECT pg_advisory_unlock($1::int8)", key);
+  a.join();
+  b.join();
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(done.wait_for(lock, seconds(10), [&] { return finished; }));
+  }
+  EXPECT_TRUE(std::holds_alternative<CommitPublishResult>(first)) << Describe(first);
+  EXPECT_TRUE(std::holds_alternative<CommitPublishResult>(second)) << Describe(second);
+  EXPECT_EQ(KindOf(late), ErrorKind::kTimeout) << Describe(late);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes"), 2);
+  EXPECT_EQ(store->released_open_transactions(), 0u);
+}
+
+TEST_F(PostgresStoreTest, StartCommitPublishTakesGroupMessagesButNotIdentityUpdates) {
+  // verifies: STORE.md 3.1 (the asynchronous entry stores exactly what CommitPublish would)
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  std::mutex mu;
+  std::condition_variable done;
+  std::optional<StoreResult<CommitPublishResult>> result;
+  auto request = std::make_shared<CommitPublishRequest>(
+      Request({Item(GroupTopic(1), "a"), Item(GroupTopic(2), "b")}));
+  ASSERT_TRUE(store->StartCommitPublish(request, [&](StoreResult<CommitPublishResult> r) {
+    std::lock_guard lock(mu);
+    result = std::move(r);
+    done.notify_one();
+  }));
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(done.wait_for(lock, seconds(10), [&] { return result.has_value(); }));
+  }
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(*result)) << Describe(*result);
+  const auto& stored = std::get<CommitPublishResult>(*result);
+  ASSERT_EQ(stored.metas.size(), 2u);
+  EXPECT_LT(stored.metas[0].sequence_id, stored.metas[1].sequence_id);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes"), 2);
+  // Refused, so the caller runs CommitPublish: an empty request and an identity update.
+  EXPECT_FALSE(store->StartCommitPublish(std::make_shared<CommitPublishRequest>(),
+                                         [](StoreResult<CommitPublishResult>) { FAIL(); }));
+  PublishItem identity =
+      Item(std::string(1, '\x02') + std::string(32, '\x07'), "update", RetentionClass::kExempt);
+  identity.identity_validated_head = 0;
+  EXPECT_FALSE(
+      store->StartCommitPublish(std::make_shared<CommitPublishRequest>(Request({identity})),
+                                [](StoreResult<CommitPublishResult>) { FAIL(); }));
 }
 
 TEST_F(PostgresStoreTest, ClientDeadlineCancelsAStatementTheServerDoesNotEnd) {

@@ -1,0 +1,73 @@
+#include "base/byte_buffer.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+namespace xb {
+namespace {
+
+std::string Bytes(const ByteBuffer& buffer, size_t begin, size_t end) {
+  return std::string(buffer.data() + begin, end - begin);
+}
+
+TEST(ByteBuffer, StartsEmptyAndFirstReserveAllocatesAtLeastTheMinimum) {
+  ByteBuffer buffer;
+  EXPECT_EQ(buffer.capacity(), 0u);
+  EXPECT_EQ(buffer.data(), nullptr);
+  EXPECT_EQ(buffer.Reserve(10, 0, 0), 0u);
+  EXPECT_GE(buffer.capacity(), 4096u);
+  EXPECT_NE(buffer.data(), nullptr);
+}
+
+TEST(ByteBuffer, ReserveWithinCapacityChangesNothing) {
+  ByteBuffer buffer;
+  buffer.Reserve(100, 0, 0);
+  char* before = buffer.data();
+  const size_t capacity = buffer.capacity();
+  std::memcpy(buffer.data(), "abcdef", 6);
+  EXPECT_EQ(buffer.Reserve(capacity, 2, 6), 0u);  // exactly the capacity: no growth
+  EXPECT_EQ(buffer.data(), before);
+  EXPECT_EQ(buffer.capacity(), capacity);
+  EXPECT_EQ(Bytes(buffer, 0, 6), "abcdef");
+}
+
+TEST(ByteBuffer, GrowingMovesOnlyTheUnsentBytesToTheStart) {
+  ByteBuffer buffer;
+  buffer.Reserve(4096, 0, 0);
+  const size_t capacity = buffer.capacity();
+  // Bytes [0, 1000) were sent; [1000, 1010) still wait; the caller now needs room for a frame
+  // that ends at capacity + 500 in its current positions.
+  std::memset(buffer.data(), 'x', 1000);
+  std::memcpy(buffer.data() + 1000, "0123456789", 10);
+  const size_t shift = buffer.Reserve(capacity + 500, 1000, 1010);
+  EXPECT_EQ(shift, 1000u);
+  EXPECT_EQ(Bytes(buffer, 0, 10), "0123456789");
+  // The requested end, in the shifted positions, fits.
+  EXPECT_GE(buffer.capacity(), capacity + 500 - shift);
+}
+
+TEST(ByteBuffer, GrowthAtLeastDoublesSoAppendsAreAmortized) {
+  ByteBuffer buffer;
+  buffer.Reserve(1, 0, 0);
+  const size_t first = buffer.capacity();
+  buffer.Reserve(first + 1, 0, 0);
+  EXPECT_GE(buffer.capacity(), 2 * first);
+  // A request larger than double is met exactly enough.
+  const size_t big = buffer.capacity() * 5;
+  buffer.Reserve(big, 0, 0);
+  EXPECT_GE(buffer.capacity(), big);
+}
+
+TEST(ByteBuffer, NothingLiveMeansNothingCopied) {
+  ByteBuffer buffer;
+  buffer.Reserve(4096, 0, 0);
+  const size_t capacity = buffer.capacity();
+  // Everything was sent: the shift is still reported, the new buffer starts empty.
+  EXPECT_EQ(buffer.Reserve(capacity * 3, 4096, 4096), 4096u);
+  EXPECT_GE(buffer.capacity(), capacity * 3 - 4096);
+}
+
+}  // namespace
+}  // namespace xb
