@@ -124,3 +124,37 @@ build_go_peer() {
     GO111MODULE=off GOPATH="$dir/gopath:/usr/share/gocode" GOCACHE="$dir/cache" GOFLAGS="" \
       go build -o "$bin" .)
 }
+
+# Starts an OTLP/HTTP sink on 127.0.0.1:PORT in the background (pinned to CPU $3 when given): it
+# answers every POST 200 with an empty ExportTraceServiceResponse and keeps "requests bytes" in
+# COUNT_FILE; its script is written beside COUNT_FILE. Sets SINK_PID.
+# Usage: start_otlp_sink PORT COUNT_FILE [CPU]
+start_otlp_sink() {
+  local script="${2%/*}/otlp_sink.py"
+  cat >"$script" <<'PY'
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    n = 0
+    size = 0
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("content-length", "0")))
+        H.n += 1
+        H.size += len(body)
+        self.send_response(200)
+        self.send_header("content-type", "application/x-protobuf")
+        self.send_header("content-length", "0")
+        self.end_headers()
+        with open(sys.argv[2], "w") as f:
+            f.write("%d %d\n" % (H.n, H.size))
+    def log_message(self, *a):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+PY
+  if [[ -n "${3:-}" ]]; then
+    taskset -c "$3" python3 "$script" "$1" "$2" &
+  else
+    python3 "$script" "$1" "$2" &
+  fi
+  SINK_PID=$!
+}

@@ -80,33 +80,12 @@ ensure_packages
 build_loadgen
 LOADGEN="$GEN_DIR/loadgen"
 
-# The OTLP/HTTP sink: answers every POST 200 with an empty ExportTraceServiceResponse, counts
-# requests and bytes (printed at the end).
-cat >"$TMP/sink.py" <<'PY'
-import http.server, sys
-class H(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    n = 0
-    size = 0
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("content-length", "0")))
-        H.n += 1
-        H.size += len(body)
-        self.send_response(200)
-        self.send_header("content-type", "application/x-protobuf")
-        self.send_header("content-length", "0")
-        self.end_headers()
-        with open(sys.argv[2], "w") as f:
-            f.write("%d %d\n" % (H.n, H.size))
-    def log_message(self, *a):
-        pass
-http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
-PY
+# The OTLP/HTTP sink (bench/lib.sh), on the load CPU: a collector runs on another machine, and an
+# unpinned sink would take turns on the server's CPU and be charged to telemetry as lost
+# throughput.
 SINK_PORT=$(pick_port)
-# On the load CPU: a collector runs on another machine, and an unpinned sink would take turns on
-# the server's CPU and be charged to telemetry as lost throughput.
-taskset -c "$LOAD_CPU" python3 "$TMP/sink.py" "$SINK_PORT" "$TMP/sink.count" &
-PIDS+=($!)
+start_otlp_sink "$SINK_PORT" "$TMP/sink.count" "$LOAD_CPU"
+PIDS+=("$SINK_PID")
 
 # start_xb NAME EXTRA_TELEMETRY: our server on CPU 1; sets PORT_<NAME>, PID_<NAME>.
 declare -A PORT PID
