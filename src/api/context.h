@@ -40,4 +40,10 @@ struct ApiContext {
   std::function<boost::asio::awaitable<void>()> before_identity_commit;
 };
 
+// A catalogue span under `parent`, or an inert one when the context has no tracer.
+inline telemetry::Span StartSpan(const ApiContext& ctx, telemetry::Operation op,
+                                 const telemetry::SpanContext& parent) {
+  return ctx.tracer != nullptr ? ctx.tracer->Start(op, parent) : telemetry::Span();
+}
+
 }  // namespace xb::api

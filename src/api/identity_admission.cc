@@ -43,9 +43,7 @@ asio::awaitable<std::optional<IdentityError>> ResolveScw(const ApiContext& ctx,
   }
   for (const validate::ScwCheck& check : p.scw_checks) {
     // implements: OPS-019 — a chain verification at publish time is a scw.verify span too
-    telemetry::Span span = ctx.tracer != nullptr
-                               ? ctx.tracer->Start(telemetry::Operation::kScwVerify, parent)
-                               : telemetry::Span();
+    telemetry::Span span = StartSpan(ctx, telemetry::Operation::kScwVerify, parent);
     auto verdict = co_await ctx.scw->Verify(check);
     if (auto* e = std::get_if<IdentityError>(&verdict)) {
       span.SetError();

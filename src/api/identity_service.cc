@@ -117,9 +117,7 @@ asio::awaitable<Result<v1::VerifySmartContractWalletSignaturesResponse>> VerifyS
   }
   v1::VerifySmartContractWalletSignaturesResponse response;
   for (auto& check : checks) {
-    telemetry::Span span = ctx.tracer != nullptr
-                               ? ctx.tracer->Start(telemetry::Operation::kScwVerify, parent)
-                               : telemetry::Span();
+    telemetry::Span span = StartSpan(ctx, telemetry::Operation::kScwVerify, parent);
     auto verdict = co_await ctx.scw->Verify(std::move(check));
     if (auto* e = std::get_if<validate::IdentityError>(&verdict)) {
       span.SetError();

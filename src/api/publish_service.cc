@@ -144,11 +144,6 @@ Status Reject(const ApiContext& ctx, int positions, Reason reason, std::optional
   return PublishRejected(reason, index, std::move(message));
 }
 
-telemetry::Span StartSpan(const ApiContext& ctx, telemetry::Operation op,
-                          const telemetry::SpanContext& parent) {
-  return ctx.tracer != nullptr ? ctx.tracer->Start(op, parent) : telemetry::Span();
-}
-
 // `ctx` outlives the process's calls; `request` lives in the calling Unary frame. `parent` is the
 // rpc.publish span: the publish stage spans of the span catalogue go under it (OPS-019).
 asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
