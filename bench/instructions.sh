@@ -24,6 +24,7 @@ readonly PROTO_DIR="$ROOT/proto"
 readonly GEN_DIR="$ROOT/build-bench-loadgen"
 readonly PACKAGES=(valgrind nghttp2-client curl python3-cryptography g++ pkg-config protobuf-compiler
                    libgrpc++-dev protobuf-compiler-grpc libsqlite3-dev)
+ARGS=("$@")
 requests=20000
 binary="$ROOT/build/src/xmtp-backend"
 usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
@@ -97,23 +98,26 @@ EOF
     tel_on) printf 'otlp_endpoint = "http://127.0.0.1:%s"\nsample_ratio = 1.0\n' "$SINK_PORT" ;;
     tel_r0) printf 'otlp_endpoint = "http://127.0.0.1:%s"\nsample_ratio = 0.0\n' "$SINK_PORT" ;;
   esac
-  printf '[database]\nurl = "sqlite://%s/%s.db"\n' "$TMP" "$1"
+  printf '[database]\nurl = "sqlite://%s/run%s.db"\n' "$TMP" "$RUN"  # a fresh database per run
   case "$1" in
     apikey) printf '[auth]\nenabled = true\n[auth.api_keys]\nbench = "%s"\n' "$(cat "$TMP/apikey")" ;;
     jwt) printf '[auth]\nenabled = true\naudiences = ["bench"]\nissuers = ["https://bench"]\nrequired_scopes = ["xmtp"]\n[[auth.keys]]\nkid = "bench"\nalg = "ES256"\npublic_key = """%s"""\n' "$(cat "$TMP/pem")" ;;
   esac
 }
 
-# start CASE: the server under callgrind, counting off until zeroed; sets PORT and SERVER_PID.
+# start CASE: the server under callgrind in a run of its own (RUN, its output $TMP/run$RUN.cg);
+# sets PORT and SERVER_PID.
+RUN=0
 start() {
   local deadline
   PORT=$(pick_port)
-  valgrind --tool=callgrind --callgrind-out-file="$TMP/$1.cg" --dump-instr=no --collect-atstart=yes \
-    "$binary" --config "$(config "$1" "$PORT")" >"$TMP/$1.log" 2>&1 &
+  RUN=$((RUN + 1))
+  valgrind --tool=callgrind --callgrind-out-file="$TMP/run$RUN.cg" --dump-instr=no --collect-atstart=yes \
+    "$binary" --config "$(config "$1" "$PORT")" >"$TMP/run$RUN.log" 2>&1 &
   SERVER_PID=$!
   deadline=$((SECONDS + 120))
   until [[ -n "$(ss -Htln "sport = :$PORT")" ]]; do
-    kill -0 "$SERVER_PID" 2>/dev/null || die "$1 exited: $(tail -n 3 "$TMP/$1.log")"
+    kill -0 "$SERVER_PID" 2>/dev/null || die "$1 exited: $(tail -n 3 "$TMP/run$RUN.log")"
     ((SECONDS < deadline)) || die "$1 did not listen within 120 s under valgrind"
     sleep 0.2
   done
@@ -125,13 +129,14 @@ stop() {
   SERVER_PID=""
 }
 
-# Instructions of the dump written by `callgrind_control --dump`, divided by $2.
-per_request() {  # per_request CASE COUNT
-  local dump total
-  dump=$(ls "$TMP/$1.cg".* 2>/dev/null | head -n 1)
-  [[ -n "$dump" ]] || die "$1: no callgrind dump"
+# Instructions of the current run's first dump (the one `callgrind_control --dump` wrote, after
+# the zeroing), divided by COUNT.
+per_request() {  # per_request COUNT
+  local dump="$TMP/run$RUN.cg.1" total
+  [[ -s "$dump" ]] || die "run $RUN: no callgrind dump"
   total=$(sed -n 's/^totals: \([0-9]*\).*/\1/p' "$dump")
-  awk -v t="$total" -v n="$2" 'BEGIN {printf "%.0f", t / n}'
+  [[ -n "$total" ]] || die "run $RUN: no totals line in $dump"
+  awk -v t="$total" -v n="$1" 'BEGIN {printf "%.0f", t / n}'
 }
 
 declare -A IR
@@ -141,7 +146,9 @@ h2() {  # h2 PATH HEADER COUNT
   grep -q "requests: $3 total, $3 started, $3 done, $3 succeeded" "$TMP/h2load.out" ||
     die "h2load: $(grep '^requests:' "$TMP/h2load.out")"
 }
-unary_case() {  # unary_case CASE PATH
+unary_case() {  # unary_case LABEL CASE PATH: IR[LABEL]
+  local label=$1
+  shift
   local header="authorization: Bearer $(cat "$TMP/jwt")"
   [[ "$1" == apikey ]] && header="authorization: Bearer $(cat "$TMP/apikey")"
   log "$1: $2 x $requests under callgrind"
@@ -156,11 +163,13 @@ unary_case() {  # unary_case CASE PATH
   callgrind_control --zero "$SERVER_PID" >/dev/null
   h2 "$2" "$header" "$requests"
   callgrind_control --dump "$SERVER_PID" >/dev/null
-  IR[$1]=$(per_request "$1" "$requests")
+  IR[$label]=$(per_request "$requests")
   stop
 }
-publish_case() {  # publish_case CASE
-  local out="$TMP/loadgen.$1" ok
+publish_case() {  # publish_case LABEL CASE: IR[LABEL], IR[LABEL.n]
+  local label=$1 out ok
+  shift
+  out="$TMP/loadgen.$label"
   log "$1: publish under callgrind"
   start "$1"
   "$LOADGEN" --target "127.0.0.1:$PORT" --payload 1024 --topics 64 --mode publish --clients 8 \
@@ -173,31 +182,27 @@ publish_case() {  # publish_case CASE
   callgrind_control --dump "$SERVER_PID" >/dev/null
   ok=$(kv ok "$(grep '^RESULT ' "$out")")
   [[ "$(kv errors "$(grep '^RESULT ' "$out")")" == 0 ]] || die "publish errors: $(tail -n 2 "$out")"
-  IR[$1]=$(per_request "$1" "$ok")
-  IR[$1.n]=$ok
+  IR[$label]=$(per_request "$ok")
+  IR[$label.n]=$ok
   stop
 }
 
-unary_case off /xmtp.backend.v1.QueryService/Query
-unary_case apikey /xmtp.backend.v1.QueryService/Query
-unary_case jwt /xmtp.backend.v1.QueryService/Query
-IR[q_off]=${IR[off]}
-for c in tel_off tel_on tel_r0; do
-  unary_case "$c" /xmtp.backend.v1.ConfigurationService/GetConfiguration
-  IR[u_$c]=${IR[$c]}
+for c in off apikey jwt; do
+  unary_case "q_$c" "$c" /xmtp.backend.v1.QueryService/Query
 done
-publish_case tel_off
-IR[p_off]=${IR[tel_off]} IR[p_off.n]=${IR[tel_off.n]}
-publish_case tel_on
-IR[p_on]=${IR[tel_on]} IR[p_on.n]=${IR[tel_on.n]}
+for c in tel_off tel_on tel_r0; do
+  unary_case "u_$c" "$c" /xmtp.backend.v1.ConfigurationService/GetConfiguration
+done
+publish_case p_off tel_off
+publish_case p_on tel_on
 
-echo "Command: bench/instructions.sh $*"
+echo "Command: bench/instructions.sh ${ARGS[*]}"
 echo "== server instructions per request (callgrind, all threads; warm-up excluded)"
 printf '%-52s %14s %8s\n' case "instr/req" "vs off"
 row() { printf '%-52s %14s %8s\n' "$1" "$2" "$(ratio "$2" "$3")"; }
 row "Query, auth off ($requests requests)" "${IR[q_off]}" "${IR[q_off]}"
-row "Query, API key" "${IR[apikey]}" "${IR[q_off]}"
-row "Query, JWT ES256 (verified-token cache)" "${IR[jwt]}" "${IR[q_off]}"
+row "Query, API key" "${IR[q_apikey]}" "${IR[q_off]}"
+row "Query, JWT ES256 (verified-token cache)" "${IR[q_jwt]}" "${IR[q_off]}"
 row "GetConfiguration, telemetry off" "${IR[u_tel_off]}" "${IR[u_tel_off]}"
 row "GetConfiguration, telemetry on, sampling 1.0" "${IR[u_tel_on]}" "${IR[u_tel_off]}"
 row "GetConfiguration, telemetry on, sampling 0.0" "${IR[u_tel_r0]}" "${IR[u_tel_off]}"
