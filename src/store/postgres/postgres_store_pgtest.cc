@@ -726,36 +726,48 @@ TEST_F(PostgresStoreTest, RequestWhoseLifetimeEndsWhileQueuedFailsAloneAndStores
   key.Int8(TopicKey(topic));
   Sql("SELECT pg_advisory_lock($1::int8)", key);
   // Both leaders wait on the held topic lock, each with its own transaction.
-  StoreResult<CommitPublishResult> first, second, late;
+  StoreResult<CommitPublishResult> first, second;
   std::thread a([&] { first = store->CommitPublish(Request({Item(topic, "first")})); });
   ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 1; }));
   std::thread b([&] { second = store->CommitPublish(Request({Item(topic, "second")})); });
   ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 2; }));
-  // A third request queues behind them, through the asynchronous entry, and outlives its deadline
-  // there.
-  auto request = std::make_shared<CommitPublishRequest>(Request({Item(GroupTopic(6), "late")}));
-  request->deadline = Clock::now() + milliseconds(200);
+  // Two more requests queue behind them through the asynchronous entry, so that the next free
+  // leader takes both: one outlives its deadline there, the other does not.
   std::mutex mu;
   std::condition_variable done;
-  bool finished = false;
-  ASSERT_TRUE(store->StartCommitPublish(request, [&](StoreResult<CommitPublishResult> r) {
-    std::lock_guard lock(mu);
-    late = std::move(r);
-    finished = true;
-    done.notify_one();
-  }));
+  std::optional<StoreResult<CommitPublishResult>> late, live;
+  auto start = [&](CommitPublishRequest request,
+                   std::optional<StoreResult<CommitPublishResult>>& into) {
+    return store->StartCommitPublish(std::make_shared<CommitPublishRequest>(std::move(request)),
+                                     [&](StoreResult<CommitPublishResult> r) {
+                                       std::lock_guard lock(mu);
+                                       into = std::move(r);
+                                       done.notify_one();
+                                     });
+  };
+  CommitPublishRequest expiring = Request({Item(GroupTopic(6), "late")});
+  expiring.deadline = Clock::now() + milliseconds(200);
+  ASSERT_TRUE(start(std::move(expiring), late));
+  ASSERT_TRUE(start(Request({Item(GroupTopic(7), "live")}), live));
   std::this_thread::sleep_for(milliseconds(400));
   Sql("SELECT pg_advisory_unlock($1::int8)", key);
   a.join();
   b.join();
   {
     std::unique_lock lock(mu);
-    ASSERT_TRUE(done.wait_for(lock, seconds(10), [&] { return finished; }));
+    ASSERT_TRUE(
+        done.wait_for(lock, seconds(10), [&] { return late.has_value() && live.has_value(); }));
   }
   EXPECT_TRUE(std::holds_alternative<CommitPublishResult>(first)) << Describe(first);
   EXPECT_TRUE(std::holds_alternative<CommitPublishResult>(second)) << Describe(second);
-  EXPECT_EQ(KindOf(late), ErrorKind::kTimeout) << Describe(late);
-  EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes"), 2);
+  EXPECT_TRUE(std::holds_alternative<CommitPublishResult>(*live)) << Describe(*live);
+  // Failed while queued, before any transaction (inside one it would fail a statement instead).
+  ASSERT_EQ(KindOf(*late), ErrorKind::kTimeout) << Describe(*late);
+  EXPECT_NE(std::get<StoreError>(*late).message.find("waiting for a transaction"),
+            std::string::npos)
+      << Describe(*late);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes"), 3);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes WHERE payload = 'late'::bytea"), 0);
   EXPECT_EQ(store->released_open_transactions(), 0u);
 }
 
