@@ -6,7 +6,11 @@
 # resolves a few percent where bench/auth.sh and bench/telemetry.sh cannot. It does not count
 # cache misses or time spent waiting in the kernel; read it beside those two benchmarks.
 #
-#   bench/instructions.sh [--requests N] [--binary PATH]
+#   bench/instructions.sh [--requests N] [--binary PATH] [--only auth|telemetry|publish]
+#                         [--keep DIR]
+#
+# --only runs one group of cases (the table shows the others empty); --keep copies each run's
+# callgrind dump and log into DIR (run<N>.cg.1, for callgrind_annotate).
 #
 # Cases, each a fresh server under callgrind, SQLite in a temp dir:
 #   unary: h2load -n N -c10 -m10 of QueryService/Query (auth off / API key / JWT ES256, the auth.sh
@@ -27,17 +31,23 @@ readonly PACKAGES=(valgrind nghttp2-client curl python3-cryptography g++ pkg-con
 ARGS=("$@")
 requests=20000
 binary="$ROOT/build/src/xmtp-backend"
-usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+only=""
+keep=""
+usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --requests) requests="$2"; shift ;;
     --binary) binary="$2"; shift ;;
+    --only) only="$2"; shift ;;
+    --keep) keep="$2"; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown argument: $1" >&2; usage >&2; exit 2 ;;
   esac
   shift
 done
 [[ "$requests" =~ ^[1-9][0-9]*$ ]] || { echo "--requests wants a positive integer" >&2; exit 2; }
+[[ "$only" =~ ^(|auth|telemetry|publish)$ ]] || { echo "--only wants auth, telemetry or publish" >&2; exit 2; }
+[[ -z "$keep" ]] || mkdir -p "$keep"
 binary="$(realpath "$binary")"
 [[ -x "$binary" ]] || { echo "--binary $binary is not an executable" >&2; exit 2; }
 
@@ -127,6 +137,7 @@ stop() {
   kill -TERM "$SERVER_PID" 2>/dev/null || true
   wait "$SERVER_PID" 2>/dev/null || true
   SERVER_PID=""
+  [[ -z "$keep" ]] || cp "$TMP/run$RUN.cg.1" "$TMP/run$RUN.log" "$keep/" 2>/dev/null || true
 }
 
 # Instructions of the current run's first dump (the one `callgrind_control --dump` wrote, after
@@ -187,25 +198,31 @@ publish_case() {  # publish_case LABEL CASE: IR[LABEL], IR[LABEL.n]
   stop
 }
 
-for c in off apikey jwt; do
-  unary_case "q_$c" "$c" /xmtp.backend.v1.QueryService/Query
-done
-for c in tel_off tel_on tel_r0; do
-  unary_case "u_$c" "$c" /xmtp.backend.v1.ConfigurationService/GetConfiguration
-done
-publish_case p_off tel_off
-publish_case p_on tel_on
+if [[ -z "$only" || "$only" == auth ]]; then
+  for c in off apikey jwt; do
+    unary_case "q_$c" "$c" /xmtp.backend.v1.QueryService/Query
+  done
+fi
+if [[ -z "$only" || "$only" == telemetry ]]; then
+  for c in tel_off tel_on tel_r0; do
+    unary_case "u_$c" "$c" /xmtp.backend.v1.ConfigurationService/GetConfiguration
+  done
+fi
+if [[ -z "$only" || "$only" == publish ]]; then
+  publish_case p_off tel_off
+  publish_case p_on tel_on
+fi
 
 echo "Command: bench/instructions.sh ${ARGS[*]}"
 echo "== server instructions per request (callgrind, all threads; warm-up excluded)"
 printf '%-52s %14s %8s\n' case "instr/req" "vs off"
 row() { printf '%-52s %14s %8s\n' "$1" "$2" "$(ratio "$2" "$3")"; }
-row "Query, auth off ($requests requests)" "${IR[q_off]}" "${IR[q_off]}"
-row "Query, API key" "${IR[q_apikey]}" "${IR[q_off]}"
-row "Query, JWT ES256 (verified-token cache)" "${IR[q_jwt]}" "${IR[q_off]}"
-row "GetConfiguration, telemetry off" "${IR[u_tel_off]}" "${IR[u_tel_off]}"
-row "GetConfiguration, telemetry on, sampling 1.0" "${IR[u_tel_on]}" "${IR[u_tel_off]}"
-row "GetConfiguration, telemetry on, sampling 0.0" "${IR[u_tel_r0]}" "${IR[u_tel_off]}"
-row "Publish 1 KiB, telemetry off (${IR[p_off.n]} publishes)" "${IR[p_off]}" "${IR[p_off]}"
-row "Publish 1 KiB, telemetry on, sampling 1.0 (${IR[p_on.n]})" "${IR[p_on]}" "${IR[p_off]}"
+row "Query, auth off ($requests requests)" "${IR[q_off]:--}" "${IR[q_off]:--}"
+row "Query, API key" "${IR[q_apikey]:--}" "${IR[q_off]:--}"
+row "Query, JWT ES256 (verified-token cache)" "${IR[q_jwt]:--}" "${IR[q_off]:--}"
+row "GetConfiguration, telemetry off" "${IR[u_tel_off]:--}" "${IR[u_tel_off]:--}"
+row "GetConfiguration, telemetry on, sampling 1.0" "${IR[u_tel_on]:--}" "${IR[u_tel_off]:--}"
+row "GetConfiguration, telemetry on, sampling 0.0" "${IR[u_tel_r0]:--}" "${IR[u_tel_off]:--}"
+row "Publish 1 KiB, telemetry off (${IR[p_off.n]:--} publishes)" "${IR[p_off]:--}" "${IR[p_off]:--}"
+row "Publish 1 KiB, telemetry on, sampling 1.0 (${IR[p_on.n]:--})" "${IR[p_on]:--}" "${IR[p_off]:--}"
 echo "sink: $(cat "$TMP/sink.count" 2>/dev/null || echo '0 0') (export requests, bytes)"

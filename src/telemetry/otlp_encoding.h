@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/byte_buffer.h"
 #include "telemetry/span.h"
 
 namespace xb::telemetry {
@@ -37,12 +38,12 @@ class OtlpEncoder {
   OtlpEncoder& operator=(const OtlpEncoder&) = delete;
 
   // The request body for `spans`; valid until the next Encode.
-  const std::string& Encode(std::span<const SpanData> spans);
+  std::string_view Encode(std::span<const SpanData> spans);
 
  private:
   struct Scratch;
   std::unique_ptr<Scratch> scratch_;
-  std::string body_;
+  ByteBuffer body_;  // grows without zero-filling; written in place
 };
 
 // One-off encoding (tests).

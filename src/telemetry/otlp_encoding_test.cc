@@ -85,6 +85,56 @@ TEST(OtlpEncodingTest, DecodesAsAnExportTraceServiceRequest) {
   EXPECT_EQ(c.flags(), 0x101u);
 }
 
+// Lengths of every size class (one-byte and multi-byte varints), every integer attribute with
+// negative and large values, the principal attribute, and a batch large enough for three-byte
+// lengths: the measured sizes match what is written, and it all decodes.
+TEST(OtlpEncodingTest, EveryAttributeAndLengthClassDecodes) {
+  SpanData span;
+  span.operation = RequestOperation(Rpc::kQuery);
+  span.kind = SpanKind::kServer;
+  span.context = *ParseTraceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-1111111111111111-01");
+  span.trace_state = "k=" + std::string(300, 'v');  // a two-byte length
+  span.rpc = Rpc::kQuery;
+  const int64_t values[kIntAttributeCount] = {0, -1, 127, 128, INT64_MAX, INT64_MIN};
+  for (size_t i = 0; i < kIntAttributeCount; ++i) {
+    span.ints[i] = values[i];
+    span.ints_set |= 1u << i;
+  }
+  span.principal = "operator-key";
+  span.start_unix_ns = 1;
+  span.end_unix_ns = UINT64_MAX;
+  const std::vector<SpanData> spans(600, span);  // > 16 KiB of spans in one ScopeSpans
+
+  OtlpEncoder encoder({{"service.name", std::string(200, 's')}});
+  otlp::collector::trace::v1::ExportTraceServiceRequest decoded;
+  ASSERT_TRUE(decoded.ParseFromString(std::string(encoder.Encode(spans))));
+  ASSERT_EQ(decoded.resource_spans_size(), 1);
+  EXPECT_EQ(decoded.resource_spans(0).resource().attributes(0).value().string_value(),
+            std::string(200, 's'));
+  const auto& scope = decoded.resource_spans(0).scope_spans(0);
+  EXPECT_EQ(scope.scope().name(), "xmtp-backend");
+  ASSERT_EQ(scope.spans_size(), 600);
+  const auto& s = scope.spans(599);
+  EXPECT_EQ(s.trace_state(), span.trace_state);
+  EXPECT_EQ(s.end_time_unix_nano(), UINT64_MAX);
+  std::map<std::string, std::string> attrs;
+  for (const auto& kv : s.attributes()) {
+    attrs[kv.key()] = kv.value().has_int_value() ? std::to_string(kv.value().int_value())
+                                                 : kv.value().string_value();
+  }
+  EXPECT_EQ(attrs.size(), 3 + kIntAttributeCount + 1);
+  for (size_t i = 0; i < kIntAttributeCount; ++i) {
+    EXPECT_EQ(attrs[std::string(IntAttributeName(static_cast<IntAttribute>(i)))],
+              std::to_string(values[i]));
+  }
+  EXPECT_EQ(attrs["auth.principal"], "operator-key");
+  EXPECT_EQ(attrs["rpc.method"], "Query");
+
+  // The encoder is reused batch after batch: a smaller batch gives a body of its own.
+  ASSERT_TRUE(decoded.ParseFromString(std::string(encoder.Encode(std::span(spans.data(), 1)))));
+  EXPECT_EQ(decoded.resource_spans(0).scope_spans(0).spans_size(), 1);
+}
+
 TEST(OtlpEndpointTest, AppendsTheTracesPath) {
   auto plain = ParseOtlpEndpoint("http://127.0.0.1:4318");
   ASSERT_TRUE(plain.ok());

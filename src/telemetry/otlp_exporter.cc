@@ -41,7 +41,7 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
 // One HTTP POST over `stream` (connected). Errors go to `ec`.
 template <typename Stream>
 asio::awaitable<unsigned> Exchange(Stream& stream, const OtlpExporter::Target& target,
-                                   const std::string& body, boost::system::error_code& ec) {
+                                   std::string_view body, boost::system::error_code& ec) {
   // The body is the encoder's buffer, sent in place (no per-batch copy).
   http::request<http::span_body<const char>> request{http::verb::post, target.path, 11};
   request.set(http::field::host, target.host);
@@ -160,7 +160,7 @@ void OtlpExporter::Shutdown(Clock::time_point deadline) {
   }
 }
 
-void OtlpExporter::Submit(SpanData span) {
+void OtlpExporter::Submit(SpanData&& span) {
   {
     std::lock_guard lock(mu_);
     if (stopping_) {  // spans ending during or after the shutdown flush are not exported
@@ -223,7 +223,7 @@ void OtlpExporter::Run() {
         dropped_ += batch.size() - i;
         break;
       }
-      const std::string& body = encoder.Encode(std::span<const SpanData>(batch.data() + i, n));
+      const std::string_view body = encoder.Encode(std::span<const SpanData>(batch.data() + i, n));
       if (Post(body, until)) {
         std::lock_guard lock(mu_);
         ++exported_batches_;
@@ -235,7 +235,7 @@ void OtlpExporter::Run() {
   }
 }
 
-bool OtlpExporter::Post(const std::string& body, Clock::time_point deadline) {
+bool OtlpExporter::Post(std::string_view body, Clock::time_point deadline) {
   asio::io_context io{1};
   bool ok = false;
   const auto budget = deadline - Clock::now();

@@ -53,7 +53,7 @@ class OtlpExporter final : public SpanSink {
   // Exports what is queued until `deadline`, then stops the thread. What is left is dropped.
   void Shutdown(std::chrono::steady_clock::time_point deadline);
 
-  void Submit(SpanData span) override;
+  void Submit(SpanData&& span) override;
 
   uint64_t dropped() const;           // spans dropped because the queue was full or at shutdown
   uint64_t exported_batches() const;  // batches the collector accepted
@@ -69,7 +69,7 @@ class OtlpExporter final : public SpanSink {
   OtlpExporter(OtlpExporterOptions options, Target target, Metrics& metrics);
   void Run();
   // Posts one body; true when the collector answered 2xx before `deadline`.
-  bool Post(const std::string& body, std::chrono::steady_clock::time_point deadline);
+  bool Post(std::string_view body, std::chrono::steady_clock::time_point deadline);
 
   // Const after construction.
   const OtlpExporterOptions options_;

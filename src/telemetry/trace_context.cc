@@ -32,11 +32,6 @@ bool DecodeHex(std::string_view text, std::array<uint8_t, N>* out) {
   return true;
 }
 
-template <size_t N>
-bool AllZero(const std::array<uint8_t, N>& bytes) {
-  return std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0; });
-}
-
 bool KeyChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '*' ||
          c == '/' || c == '@';
@@ -79,9 +74,6 @@ std::string_view Trim(std::string_view s) {
 }
 
 }  // namespace
-
-bool SpanContext::valid() const { return !AllZero(trace_id) && !AllZero(span_id); }
-bool SpanContext::has_trace_id() const { return !AllZero(trace_id); }
 
 std::optional<SpanContext> ParseTraceparent(std::string_view value) {
   // version "-" trace-id "-" parent-id "-" trace-flags

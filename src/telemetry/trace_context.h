@@ -18,6 +18,17 @@ using SpanIdBytes = std::array<uint8_t, 8>;
 
 inline constexpr uint8_t kTraceFlagSampled = 0x01;
 
+// True when every byte is zero. No early exit: the fold compiles to a few wide loads, and every
+// span asks this of its ids several times.
+template <size_t N>
+constexpr bool AllZero(const std::array<uint8_t, N>& bytes) {
+  uint8_t any = 0;
+  for (const uint8_t b : bytes) {
+    any |= b;
+  }
+  return any == 0;
+}
+
 // The identity of one span as a child sees it.
 struct SpanContext {
   TraceIdBytes trace_id{};
@@ -26,9 +37,9 @@ struct SpanContext {
   bool remote = false;  // came from a traceparent header
 
   // A context with a non-zero trace id and span id; a default one is "no parent".
-  bool valid() const;
+  bool valid() const { return !AllZero(trace_id) && !AllZero(span_id); }
   // A non-zero trace id: the request belongs to a trace (the completion log's trace_id).
-  bool has_trace_id() const;
+  bool has_trace_id() const { return !AllZero(trace_id); }
   bool sampled() const { return (flags & kTraceFlagSampled) != 0; }
 };
 

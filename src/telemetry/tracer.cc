@@ -32,7 +32,7 @@ void RandomId(std::array<uint8_t, N>* id) {
       const uint64_t v = Generator()();
       std::memcpy(id->data() + i, &v, std::min<size_t>(8, N - i));
     }
-  } while (std::all_of(id->begin(), id->end(), [](uint8_t b) { return b == 0; }));
+  } while (AllZero(*id));
 }
 
 uint64_t UnixNanos() {
@@ -47,39 +47,41 @@ Tracer::Tracer(Metrics& metrics, TracerOptions options)
     : metrics_(metrics), sample_ratio_(options.sample_ratio), sink_(options.sink) {}
 
 Span Tracer::Begin(Operation operation, SpanKind kind, const SpanContext& parent,
-                   std::chrono::steady_clock::time_point start) {
+                   std::chrono::steady_clock::time_point start, bool started_now) {
   Span span;
   span.tracer_ = this;
   span.start_ = start;
   span.data_.operation = operation;
   span.data_.kind = kind;
+  const bool has_parent = parent.valid();
   if (sink_ == nullptr) {
     // Nothing is exported: a span only carries its caller's trace id (for the completion log)
     // and its duration. No ids are generated.
-    if (parent.valid()) {
+    if (has_parent) {
       span.data_.context.trace_id = parent.trace_id;
     }
     return span;
   }
   SpanContext& context = span.data_.context;
-  if (parent.valid()) {
+  if (has_parent) {
     context.trace_id = parent.trace_id;
   } else {
     RandomId(&context.trace_id);
   }
   const bool sampled = ShouldSample(parent, context.trace_id, sample_ratio_);
-  context.flags = static_cast<uint8_t>((parent.valid() ? parent.flags : 0) & ~kTraceFlagSampled);
+  context.flags = static_cast<uint8_t>((has_parent ? parent.flags : 0) & ~kTraceFlagSampled);
   // An unsampled span gets an id too, so its children inherit "not sampled" instead of starting
   // root traces of their own.
   RandomId(&context.span_id);
   if (sampled) {
     context.flags |= kTraceFlagSampled;
     span.recording_ = true;
-    const auto ago = std::chrono::duration_cast<std::chrono::nanoseconds>(
-        std::chrono::steady_clock::now() - start);
+    const auto ago = started_now ? std::chrono::nanoseconds::zero()
+                                 : std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::steady_clock::now() - start);
     span.data_.start_unix_ns =
         UnixNanos() - static_cast<uint64_t>(std::max<int64_t>(0, ago.count()));
-    if (parent.valid()) {
+    if (has_parent) {
       span.data_.parent_span_id = parent.span_id;
       span.data_.parent_remote = parent.remote;
     }
@@ -94,8 +96,8 @@ Span Tracer::StartRequest(Rpc rpc, const std::string* traceparent, const std::st
       parent = *parsed;
     }
   }
-  Span span =
-      Begin(RequestOperation(rpc), SpanKind::kServer, parent, std::chrono::steady_clock::now());
+  Span span = Begin(RequestOperation(rpc), SpanKind::kServer, parent,
+                    std::chrono::steady_clock::now(), /*started_now=*/true);
   span.data_.rpc = rpc;
   if (span.recording_ && parent.valid() && tracestate != nullptr && !tracestate->empty() &&
       ValidTracestate(*tracestate)) {
@@ -105,12 +107,13 @@ Span Tracer::StartRequest(Rpc rpc, const std::string* traceparent, const std::st
 }
 
 Span Tracer::Start(Operation operation, const SpanContext& parent) {
-  return Begin(operation, SpanKind::kInternal, parent, std::chrono::steady_clock::now());
+  return Begin(operation, SpanKind::kInternal, parent, std::chrono::steady_clock::now(),
+               /*started_now=*/true);
 }
 
 Span Tracer::Start(Operation operation, const SpanContext& parent,
                    std::chrono::steady_clock::time_point start) {
-  return Begin(operation, SpanKind::kInternal, parent, start);
+  return Begin(operation, SpanKind::kInternal, parent, start, /*started_now=*/false);
 }
 
 void Tracer::Finish(Span& span, std::chrono::steady_clock::time_point end) {

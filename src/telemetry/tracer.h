@@ -22,7 +22,7 @@ namespace xb::telemetry {
 class SpanSink {
  public:
   virtual ~SpanSink() = default;
-  virtual void Submit(SpanData span) = 0;
+  virtual void Submit(SpanData&& span) = 0;
 };
 
 struct TracerOptions {
@@ -52,8 +52,9 @@ class Tracer {
   void Finish(Span& span, std::chrono::steady_clock::time_point end);
 
  private:
+  // `started_now`: `start` was read just now, so the span's wall-clock start is simply now.
   Span Begin(Operation operation, SpanKind kind, const SpanContext& parent,
-             std::chrono::steady_clock::time_point start);
+             std::chrono::steady_clock::time_point start, bool started_now);
 
   // Const after construction.
   Metrics& metrics_;

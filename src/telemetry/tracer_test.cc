@@ -11,7 +11,7 @@ namespace {
 
 class CollectingSink final : public SpanSink {
  public:
-  void Submit(SpanData span) override { spans.push_back(std::move(span)); }
+  void Submit(SpanData&& span) override { spans.push_back(std::move(span)); }
   std::vector<SpanData> spans;
 };
 
