@@ -12,6 +12,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/http/span_body.hpp>
 #include <boost/beast/ssl.hpp>
+#include <optional>
 #include <span>
 #include <utility>
 
@@ -38,10 +39,13 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-// One HTTP POST over `stream` (connected). Errors go to `ec`.
+// One HTTP POST over `stream` (connected), reading the response with `buffer` (which keeps what
+// the collector sent past it, for the next exchange on the connection). Errors go to `ec`;
+// `keep_alive` tells whether the collector keeps the connection open.
 template <typename Stream>
-asio::awaitable<unsigned> Exchange(Stream& stream, const OtlpExporter::Target& target,
-                                   std::string_view body, boost::system::error_code& ec) {
+asio::awaitable<unsigned> Exchange(Stream& stream, beast::flat_buffer& buffer,
+                                   const OtlpExporter::Target& target, std::string_view body,
+                                   boost::system::error_code& ec, bool& keep_alive) {
   // The body is the encoder's buffer, sent in place (no per-batch copy).
   http::request<http::span_body<const char>> request{http::verb::post, target.path, 11};
   request.set(http::field::host, target.host);
@@ -53,14 +57,80 @@ asio::awaitable<unsigned> Exchange(Stream& stream, const OtlpExporter::Target& t
   if (ec) {
     co_return 0;
   }
-  beast::flat_buffer buffer;
   http::response<http::string_body> response;
   co_await http::async_read(stream, buffer, response,
                             asio::redirect_error(asio::use_awaitable, ec));
   if (ec) {
     co_return 0;
   }
+  keep_alive = response.keep_alive();
   co_return response.result_int();
+}
+
+}  // namespace
+
+// The exporter thread's connection to the collector, kept from batch to batch (HTTP/1.1
+// keep-alive): a batch costs one write and one read, not a resolve, a connect (and a TLS
+// handshake) and a close. The io_context is declared first so that it outlives the streams.
+struct OtlpExporter::Session {
+  asio::io_context io{1};
+  std::optional<asio::ssl::context> tls_context;
+  std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
+  std::optional<beast::tcp_stream> plain;
+  beast::flat_buffer buffer;
+
+  bool open() const { return tls.has_value() || plain.has_value(); }
+  void Close() {
+    boost::system::error_code ignored;
+    if (tls) {
+      beast::get_lowest_layer(*tls).socket().close(ignored);
+    }
+    if (plain) {
+      plain->socket().close(ignored);
+    }
+    tls.reset();
+    plain.reset();
+    buffer.clear();
+  }
+};
+
+namespace {
+
+// Resolves, connects and (for https) shakes hands; false on any failure.
+asio::awaitable<bool> Connect(OtlpExporter::Session& s, const OtlpExporter::Target& target,
+                              Clock::duration budget) {
+  boost::system::error_code ec;
+  asio::ip::tcp::resolver resolver(s.io);
+  auto endpoints = co_await resolver.async_resolve(target.host, target.port,
+                                                   asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) {
+    co_return false;
+  }
+  if (!target.tls) {
+    s.plain.emplace(s.io);
+    s.plain->expires_after(budget);
+    co_await s.plain->async_connect(endpoints, asio::redirect_error(asio::use_awaitable, ec));
+    co_return !ec;
+  }
+  if (!s.tls_context) {
+    s.tls_context.emplace(asio::ssl::context::tls_client);
+    s.tls_context->set_default_verify_paths(ec);
+    s.tls_context->set_verify_mode(asio::ssl::verify_peer, ec);
+  }
+  s.tls.emplace(s.io, *s.tls_context);
+  if (!SSL_set_tlsext_host_name(s.tls->native_handle(), target.host.c_str())) {
+    co_return false;
+  }
+  s.tls->set_verify_callback(asio::ssl::host_name_verification(target.host), ec);
+  beast::get_lowest_layer(*s.tls).expires_after(budget);
+  co_await beast::get_lowest_layer(*s.tls).async_connect(
+      endpoints, asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) {
+    co_return false;
+  }
+  co_await s.tls->async_handshake(asio::ssl::stream_base::client,
+                                  asio::redirect_error(asio::use_awaitable, ec));
+  co_return !ec;
 }
 
 }  // namespace
@@ -236,55 +306,56 @@ void OtlpExporter::Run() {
 }
 
 bool OtlpExporter::Post(std::string_view body, Clock::time_point deadline) {
-  asio::io_context io{1};
+  if (!session_) {
+    session_ = std::make_unique<Session>();
+  }
+  Session& s = *session_;
+  bool done = false;
   bool ok = false;
   const auto budget = deadline - Clock::now();
+  s.io.restart();
   asio::co_spawn(
-      io,
+      s.io,
       [&]() -> asio::awaitable<void> {
-        boost::system::error_code ec;
-        asio::ip::tcp::resolver resolver(io);
-        auto endpoints = co_await resolver.async_resolve(
-            target_.host, target_.port, asio::redirect_error(asio::use_awaitable, ec));
-        if (ec) {
-          co_return;
+        // A kept connection the collector has meanwhile closed fails the exchange: that batch is
+        // sent once more, on a new connection. A new connection that fails ends the attempt.
+        for (int attempt = 0; attempt < 2; ++attempt) {
+          const bool reused = s.open();
+          if (!reused && !co_await Connect(s, target_, budget)) {
+            break;
+          }
+          boost::system::error_code ec;
+          bool keep_alive = false;
+          unsigned status = 0;
+          if (s.tls) {
+            beast::get_lowest_layer(*s.tls).expires_after(budget);
+            status = co_await Exchange(*s.tls, s.buffer, target_, body, ec, keep_alive);
+          } else {
+            s.plain->expires_after(budget);
+            status = co_await Exchange(*s.plain, s.buffer, target_, body, ec, keep_alive);
+          }
+          if (!ec) {
+            ok = status >= 200 && status < 300;
+            if (!keep_alive) {
+              s.Close();
+            }
+            break;
+          }
+          s.Close();
+          if (!reused) {
+            break;
+          }
         }
-        unsigned status = 0;
-        if (target_.tls) {
-          asio::ssl::context tls(asio::ssl::context::tls_client);
-          tls.set_default_verify_paths(ec);
-          tls.set_verify_mode(asio::ssl::verify_peer, ec);
-          beast::ssl_stream<beast::tcp_stream> stream(io, tls);
-          if (!SSL_set_tlsext_host_name(stream.native_handle(), target_.host.c_str())) {
-            co_return;
-          }
-          stream.set_verify_callback(asio::ssl::host_name_verification(target_.host), ec);
-          beast::get_lowest_layer(stream).expires_after(budget);
-          co_await beast::get_lowest_layer(stream).async_connect(
-              endpoints, asio::redirect_error(asio::use_awaitable, ec));
-          if (ec) {
-            co_return;
-          }
-          co_await stream.async_handshake(asio::ssl::stream_base::client,
-                                          asio::redirect_error(asio::use_awaitable, ec));
-          if (ec) {
-            co_return;
-          }
-          status = co_await Exchange(stream, target_, body, ec);
-        } else {
-          beast::tcp_stream stream(io);
-          stream.expires_after(budget);
-          co_await stream.async_connect(endpoints, asio::redirect_error(asio::use_awaitable, ec));
-          if (ec) {
-            co_return;
-          }
-          status = co_await Exchange(stream, target_, body, ec);
-        }
-        ok = !ec && status >= 200 && status < 300;
+        done = true;
       },
       asio::detached);
   // The resolver has no expiry of its own: run_until bounds the whole exchange.
-  io.run_until(deadline);
+  s.io.run_until(deadline);
+  if (!done) {
+    // Out of time mid-exchange: drop the connection and the io_context with the suspended
+    // exchange in it (its frame is destroyed, never resumed).
+    session_.reset();
+  }
   return ok;
 }
 

@@ -58,6 +58,8 @@ class OtlpExporter final : public SpanSink {
   uint64_t dropped() const;           // spans dropped because the queue was full or at shutdown
   uint64_t exported_batches() const;  // batches the collector accepted
 
+  struct Session;  // the exporter thread's kept connection (otlp_exporter.cc)
+
   struct Target {
     bool tls = false;
     std::string host;
@@ -83,6 +85,8 @@ class OtlpExporter final : public SpanSink {
   std::chrono::steady_clock::time_point deadline_;  // guarded by mu_; set with stopping_
   uint64_t dropped_ = 0;                            // guarded by mu_
   uint64_t exported_batches_ = 0;                   // guarded by mu_
+
+  std::unique_ptr<Session> session_;  // exporter thread only
 
   std::thread thread_;
 };

@@ -1,21 +1,41 @@
 """A test OTLP/HTTP trace receiver on 127.0.0.1: accepts POST /v1/traces with an
 application/x-protobuf ExportTraceServiceRequest body, decodes it with the classes generated from
-proto/opentelemetry (the real OTLP field numbers) and keeps every span and raw body."""
+proto/opentelemetry (the real OTLP field numbers) and keeps every span and raw body.
+
+keep_alive=True answers HTTP/1.1 and keeps connections open (as collectors do); `connections`
+counts the connections accepted, and drop_connections() closes the open ones, as a collector's
+idle timeout would."""
 import http.server
+import socket
 import threading
 
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 
 class Receiver:
-    def __init__(self):
+    def __init__(self, keep_alive=False):
         self.bodies = []      # raw request bodies
         self.requests = []    # decoded ExportTraceServiceRequest
         self.paths = []
+        self.connections = 0  # accepted so far
+        self._open = set()    # sockets of open connections
         self._cond = threading.Condition()
         receiver = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
+            def setup(self):
+                super().setup()
+                with receiver._cond:
+                    receiver.connections += 1
+                    receiver._open.add(self.connection)
+
+            def finish(self):
+                with receiver._cond:
+                    receiver._open.discard(self.connection)
+                super().finish()
+
             def do_POST(self):
                 length = int(self.headers.get("content-length", "0"))
                 body = self.rfile.read(length)
@@ -50,6 +70,15 @@ class Receiver:
     def __exit__(self, *exc):
         self.httpd.shutdown()
         self.httpd.server_close()
+
+    def drop_connections(self):
+        """Closes every open connection from this side (a collector's idle timeout)."""
+        with self._cond:
+            for sock in list(self._open):
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
 
     def spans(self):
         """[(resource attributes dict, span)] of everything received so far."""

@@ -469,6 +469,34 @@ class TraceExportTest(unittest.TestCase):
             self.assertEqual(traces, {sampled})  # no unsampled trace, no root trace (ratio 0)
 
 
+class ExportConnectionTest(unittest.TestCase):
+    # verifies: OPS-015 — the exporter keeps its HTTP/1.1 connection from batch to batch, and a
+    # kept connection the collector has closed costs no batch and counts no failure.
+    def test_the_connection_is_kept_and_a_closed_one_is_replaced(self):
+        with otlp_receiver.Receiver(keep_alive=True) as receiver, \
+                harness.Server(config=traced_config(receiver.endpoint)) as server:
+            def get_configuration(trace):
+                md = [("traceparent", "00-%s-%s-01" % (trace, CALLER_SPAN))]
+                with server.channel() as ch:
+                    call(ch, GET_CONFIGURATION, backend_pb2.GetConfigurationRequest(),
+                         backend_pb2.GetConfigurationResponse, md)
+                receiver.wait_spans(lambda spans: [s for s in spans if s.trace_id.hex() == trace],
+                                    20, "the spans of trace " + trace)
+
+            for _ in range(3):  # three batches: the exporter sends at most one per interval
+                get_configuration(uuid.uuid4().hex)
+            self.assertGreaterEqual(len(receiver.requests), 3)
+            self.assertEqual(receiver.connections, 1)
+
+            receiver.drop_connections()
+            get_configuration(uuid.uuid4().hex)
+            get_configuration(uuid.uuid4().hex)
+            self.assertEqual(receiver.connections, 2)
+            families = parse_exposition(scrape(server))
+            failures = families.get("xmtp_telemetry_export_failures_total")
+            self.assertEqual(failures["samples"][0][2] if failures else 0, 0)
+
+
 class ExportFailureTest(unittest.TestCase):
     # verifies: OPS-015 — with the collector down, serving continues, metrics keep recording, and
     # every failed batch counts in xmtp_telemetry_export_failures_total.
