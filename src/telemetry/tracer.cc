@@ -35,10 +35,25 @@ void RandomId(std::array<uint8_t, N>* id) {
   } while (AllZero(*id));
 }
 
-uint64_t UnixNanos() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
+// The wall-clock time of steady instant `at`, in Unix nanoseconds. Each thread keeps the offset
+// between the two clocks and reads the wall clock again only once a second (so that clock steps
+// and slewing still reach the spans), not once per span.
+uint64_t UnixNanosAt(std::chrono::steady_clock::time_point at) {
+  struct Anchor {
+    std::chrono::nanoseconds offset{0};
+    std::chrono::steady_clock::time_point refresh_at{};  // the epoch: refresh on first use
+  };
+  thread_local Anchor anchor;
+  if (at >= anchor.refresh_at) {
+    const auto steady = std::chrono::steady_clock::now();
+    const auto wall = std::chrono::system_clock::now().time_since_epoch();
+    anchor.offset = std::chrono::duration_cast<std::chrono::nanoseconds>(wall) -
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(steady.time_since_epoch());
+    anchor.refresh_at = steady + std::chrono::seconds(1);
+  }
+  const auto unix_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()) + anchor.offset;
+  return static_cast<uint64_t>(std::max<int64_t>(0, unix_ns.count()));
 }
 
 }  // namespace
@@ -47,7 +62,7 @@ Tracer::Tracer(Metrics& metrics, TracerOptions options)
     : metrics_(metrics), sample_ratio_(options.sample_ratio), sink_(options.sink) {}
 
 Span Tracer::Begin(Operation operation, SpanKind kind, const SpanContext& parent,
-                   std::chrono::steady_clock::time_point start, bool started_now) {
+                   std::chrono::steady_clock::time_point start) {
   Span span;
   span.tracer_ = this;
   span.start_ = start;
@@ -76,11 +91,7 @@ Span Tracer::Begin(Operation operation, SpanKind kind, const SpanContext& parent
   if (sampled) {
     context.flags |= kTraceFlagSampled;
     span.recording_ = true;
-    const auto ago = started_now ? std::chrono::nanoseconds::zero()
-                                 : std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                       std::chrono::steady_clock::now() - start);
-    span.data_.start_unix_ns =
-        UnixNanos() - static_cast<uint64_t>(std::max<int64_t>(0, ago.count()));
+    span.data_.start_unix_ns = UnixNanosAt(start);
     if (has_parent) {
       span.data_.parent_span_id = parent.span_id;
       span.data_.parent_remote = parent.remote;
@@ -96,8 +107,8 @@ Span Tracer::StartRequest(Rpc rpc, const std::string* traceparent, const std::st
       parent = *parsed;
     }
   }
-  Span span = Begin(RequestOperation(rpc), SpanKind::kServer, parent,
-                    std::chrono::steady_clock::now(), /*started_now=*/true);
+  Span span =
+      Begin(RequestOperation(rpc), SpanKind::kServer, parent, std::chrono::steady_clock::now());
   span.data_.rpc = rpc;
   if (span.recording_ && parent.valid() && tracestate != nullptr && !tracestate->empty() &&
       ValidTracestate(*tracestate)) {
@@ -107,13 +118,12 @@ Span Tracer::StartRequest(Rpc rpc, const std::string* traceparent, const std::st
 }
 
 Span Tracer::Start(Operation operation, const SpanContext& parent) {
-  return Begin(operation, SpanKind::kInternal, parent, std::chrono::steady_clock::now(),
-               /*started_now=*/true);
+  return Begin(operation, SpanKind::kInternal, parent, std::chrono::steady_clock::now());
 }
 
 Span Tracer::Start(Operation operation, const SpanContext& parent,
                    std::chrono::steady_clock::time_point start) {
-  return Begin(operation, SpanKind::kInternal, parent, start, /*started_now=*/false);
+  return Begin(operation, SpanKind::kInternal, parent, start);
 }
 
 void Tracer::Finish(Span& span, std::chrono::steady_clock::time_point end) {

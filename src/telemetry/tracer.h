@@ -52,9 +52,8 @@ class Tracer {
   void Finish(Span& span, std::chrono::steady_clock::time_point end);
 
  private:
-  // `started_now`: `start` was read just now, so the span's wall-clock start is simply now.
   Span Begin(Operation operation, SpanKind kind, const SpanContext& parent,
-             std::chrono::steady_clock::time_point start, bool started_now);
+             std::chrono::steady_clock::time_point start);
 
   // Const after construction.
   Metrics& metrics_;

@@ -111,5 +111,31 @@ TEST(TracerTest, EndAtUsesTheGivenTimes) {
   EXPECT_EQ(duration, 20'000'000u);
 }
 
+// Span times are wall-clock Unix nanoseconds (taken from the steady clock through a per-thread
+// offset), including for a span that began before it was started.
+TEST(TracerTest, StartTimesAreWallClockTimes) {
+  Metrics metrics("test");
+  CollectingSink sink;
+  Tracer tracer(metrics, TracerOptions{.sample_ratio = 1.0, .sink = &sink});
+  auto unix_now = [] {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count());
+  };
+  const uint64_t before = unix_now();
+  tracer.Start(Operation::kTailerPoll, {}).End();
+  tracer.Start(Operation::kPublishLocks, {},
+               std::chrono::steady_clock::now() - std::chrono::seconds(5))
+      .End();
+  const uint64_t after = unix_now();
+  ASSERT_EQ(sink.spans.size(), 2u);
+  constexpr uint64_t kSlack = 50'000'000;  // 50 ms: the two clocks read a little apart
+  EXPECT_GE(sink.spans[0].start_unix_ns + kSlack, before);
+  EXPECT_LE(sink.spans[0].start_unix_ns, after + kSlack);
+  EXPECT_GE(sink.spans[1].start_unix_ns + kSlack, before - 5'000'000'000);
+  EXPECT_LE(sink.spans[1].start_unix_ns, after - 5'000'000'000 + kSlack);
+  EXPECT_GE(sink.spans[1].end_unix_ns + kSlack, before);
+}
+
 }  // namespace
 }  // namespace xb::telemetry
