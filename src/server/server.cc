@@ -126,6 +126,11 @@ int Run(const config::Config& config, RunOptions options) {
     }
     exporter = std::move(created).value();
     exporter->Start();
+    if (config.telemetry.otlp_logs) {
+      // CONF telemetry.otlp_logs: every line written from here on is also exported. The
+      // exporter outlives every thread that logs (declared before them).
+      logger.SetRecordSink(exporter.get());
+    }
   }
   telemetry::Tracer tracer(metrics,
                            telemetry::TracerOptions{.sample_ratio = config.telemetry.sample_ratio,
@@ -464,9 +469,13 @@ int Run(const config::Config& config, RunOptions options) {
     w->thread.join();
   }
   if (exporter) {
+    logger.SetRecordSink(nullptr);  // what is logged from here on cannot be flushed
     exporter->Shutdown(flush_deadline);
     if (const uint64_t dropped = exporter->dropped(); dropped > 0) {
       logger.Warn("trace spans dropped", {telemetry::Field::Count(dropped)});
+    }
+    if (const uint64_t dropped = exporter->dropped_logs(); dropped > 0) {
+      logger.Warn("log records dropped", {telemetry::Field::Count(dropped)});
     }
   }
   logger.Info("stopped");

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <type_traits>
 
 namespace xb::telemetry {
 namespace {
@@ -255,6 +256,35 @@ void AppendValue(const Field::Value& value, LogFormat format, std::string* out) 
   std::visit(Visitor{format, out}, value);
 }
 
+// The record of a line: the same message and fields, values copied.
+LogRecordData RecordOf(std::chrono::system_clock::time_point now, LogLevel level, Literal message,
+                       std::initializer_list<Field> fields) {
+  LogRecordData record;
+  record.time_unix_ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
+  record.level = level;
+  record.message = message.view();
+  record.fields.reserve(fields.size());
+  for (const Field& field : fields) {
+    LogRecordData::Value value = std::visit(
+        [](const auto& v) -> LogRecordData::Value {
+          if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string_view>) {
+            return std::string(v);
+          } else {
+            return v;
+          }
+        },
+        field.value());
+    if (field.name() == LogField::kTraceId) {
+      if (const auto* hex = std::get_if<std::string>(&value)) {
+        record.trace_id = TraceIdFromHex(*hex);
+      }
+    }
+    record.fields.emplace_back(LogFieldName(field.name()), std::move(value));
+  }
+  return record;
+}
+
 }  // namespace
 
 std::string_view LogFieldName(LogField field) {
@@ -328,7 +358,8 @@ void Logger::Log(LogLevel level, Literal message, std::initializer_list<Field> f
   if (format_ == LogFormat::kJson) {
     line.push_back('"');
   }
-  AppendTime(clock_(), &line);
+  const std::chrono::system_clock::time_point now = clock_();
+  AppendTime(now, &line);
   if (format_ == LogFormat::kJson) {
     line.push_back('"');
   }
@@ -345,6 +376,9 @@ void Logger::Log(LogLevel level, Literal message, std::initializer_list<Field> f
   }
   line.push_back('\n');
 
+  if (LogRecordSink* records = record_sink_.load(std::memory_order_acquire)) {
+    records->SubmitLog(RecordOf(now, level, message, fields));
+  }
   std::lock_guard<std::mutex> lock(mu_);
   sink_(line);
 }

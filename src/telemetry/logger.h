@@ -15,6 +15,7 @@
 // the request hot path's lock-free budget. Nothing suspends.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -27,12 +28,12 @@
 #include <variant>
 
 #include "base/status.h"
+#include "telemetry/log_record.h"
 #include "telemetry/route.h"
 #include "telemetry/vocabulary.h"
 
 namespace xb::telemetry {
 
-enum class LogLevel : uint8_t { kOff, kError, kWarn, kInfo, kDebug, kTrace };
 enum class LogFormat : uint8_t { kText, kJson };
 
 // A string fixed at compile time: a string literal. The constructor is consteval, so passing a
@@ -147,6 +148,11 @@ class Logger {
   // True when a line at `level` would be written.
   bool Enabled(LogLevel level) const;
 
+  // From now on every written line is also handed to `sink` as a record (nullptr: no longer).
+  // The sink must stay alive until every thread that may log has stopped, or until it is
+  // replaced and no log call that read it is still running.
+  void SetRecordSink(LogRecordSink* sink) { record_sink_.store(sink, std::memory_order_release); }
+
   // Writes one line at `level` with `fields` in the given order. `level` must not be kOff.
   void Log(LogLevel level, Literal message, std::initializer_list<Field> fields = {});
   void Error(Literal message, std::initializer_list<Field> fields = {});
@@ -167,6 +173,7 @@ class Logger {
   const std::function<void(std::string_view)> sink_;
   const std::function<std::chrono::system_clock::time_point()> clock_;
 
+  std::atomic<LogRecordSink*> record_sink_{nullptr};
   std::mutex mu_;  // serialises sink_ calls
 };
 

@@ -60,6 +60,52 @@ TEST(LoggerTest, CompletionLineJson) {
       "\n");
 }
 
+struct RecordCapture : LogRecordSink {
+  std::vector<LogRecordData> records;
+  void SubmitLog(LogRecordData&& record) override { records.push_back(std::move(record)); }
+};
+
+// CONF telemetry.otlp_logs: with a record sink, each written line is also handed over as a record
+// of the same message and fields (values owned), and a filtered-out line is not; removing the
+// sink stops it.
+TEST(LoggerTest, RecordSinkGetsEveryWrittenLineAsARecord) {
+  Capture capture;
+  RecordCapture records;
+  Logger logger(capture.Options(LogLevel::kInfo, LogFormat::kJson));
+  logger.SetRecordSink(&records);
+  {
+    std::string identifier = "org.example.xmtp";
+    CompletionEvent event = PublishCompletion();
+    event.identifier = identifier;
+    logger.Completion(event);
+    identifier.assign(identifier.size(), 'x');  // the record keeps its own copy
+  }
+  logger.Debug("filtered out");
+  logger.Warn("database warning", {Field::Count(3)});
+  logger.SetRecordSink(nullptr);
+  logger.Info("after");
+  ASSERT_EQ(capture.lines.size(), 3u);
+  ASSERT_EQ(records.records.size(), 2u);
+
+  const LogRecordData& r = records.records[0];
+  EXPECT_EQ(r.message, "request completed");
+  EXPECT_EQ(r.level, LogLevel::kInfo);
+  EXPECT_EQ(r.time_unix_ns, 1714566896789000000ULL);
+  ASSERT_EQ(r.fields.size(), 8u);
+  EXPECT_EQ(r.fields[1].first, "identifier");
+  EXPECT_EQ(std::get<std::string>(r.fields[1].second), "org.example.xmtp");
+  EXPECT_EQ(r.fields[3].first, "duration_ms");
+  EXPECT_EQ(std::get<double>(r.fields[3].second), 12.346);
+  EXPECT_EQ(std::get<uint64_t>(r.fields[4].second), 120u);
+  EXPECT_EQ(ToHex(r.trace_id).view(), kTraceId);
+
+  const LogRecordData& w = records.records[1];
+  EXPECT_EQ(w.level, LogLevel::kWarn);
+  ASSERT_EQ(w.fields.size(), 1u);
+  EXPECT_EQ(w.fields[0].first, "count");
+  EXPECT_TRUE(AllZero(w.trace_id));
+}
+
 // verifies: OPS-018
 // verifies: OPS-014 (an unknown path is logged as "unknown", never as the path sent)
 TEST(LoggerTest, CompletionLineTextForAnUnknownPathWithoutTraceContext) {

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <variant>
 #include <vector>
 
 #include "base/check.h"
@@ -64,6 +65,7 @@ class Writer {
     Byte(Tag(field, kFixed64));
     LittleEndian(v);
   }
+  void LittleEndianU64(uint64_t v) { LittleEndian(v); }
   void Fixed32(uint64_t tag, uint32_t v) {
     Varint(tag);
     LittleEndian(v);
@@ -236,12 +238,117 @@ void WriteSpan(const Constants& c, const SpanData& span, Writer& w) {
   w.Fixed32(kFlagsTag, flags);
 }
 
+// LogRecord.severity_number and severity_text of each level (logs/v1 SeverityNumber).
+uint64_t SeverityNumber(LogLevel level) {
+  switch (level) {
+    case LogLevel::kError:
+      return 17;
+    case LogLevel::kWarn:
+      return 13;
+    case LogLevel::kInfo:
+      return 9;
+    case LogLevel::kDebug:
+      return 5;
+    case LogLevel::kTrace:
+    case LogLevel::kOff:
+      break;
+  }
+  return 1;
+}
+std::string_view SeverityText(LogLevel level) {
+  switch (level) {
+    case LogLevel::kError:
+      return "ERROR";
+    case LogLevel::kWarn:
+      return "WARN";
+    case LogLevel::kInfo:
+      return "INFO";
+    case LogLevel::kDebug:
+      return "DEBUG";
+    case LogLevel::kTrace:
+    case LogLevel::kOff:
+      break;
+  }
+  return "TRACE";
+}
+
+constexpr uint64_t kObservedTimeTag = 11 << 3 | kFixed64;  // LogRecord.observed_time_unix_nano
+
+// The size of an AnyValue holding `value`.
+size_t AnyValueSize(const LogRecordData::Value& value) {
+  if (const auto* text = std::get_if<std::string>(&value)) {
+    return FieldSize(text->size());  // string_value = 1
+  }
+  if (std::holds_alternative<double>(value)) {
+    return 1 + 8;  // double_value = 4
+  }
+  const uint64_t v = std::holds_alternative<int64_t>(value)
+                         ? static_cast<uint64_t>(std::get<int64_t>(value))
+                         : std::get<uint64_t>(value);
+  return 1 + VarintSize(v);  // int_value = 3
+}
+
+void WriteAnyValue(const LogRecordData::Value& value, Writer& w) {
+  if (const auto* text = std::get_if<std::string>(&value)) {
+    w.Bytes(1, *text);
+  } else if (const auto* d = std::get_if<double>(&value)) {
+    uint64_t bits;
+    std::memcpy(&bits, d, sizeof(bits));
+    w.Fixed64(4, bits);
+  } else {
+    w.Byte(Tag(3, kVarint));
+    w.Varint(std::holds_alternative<int64_t>(value)
+                 ? static_cast<uint64_t>(std::get<int64_t>(value))
+                 : std::get<uint64_t>(value));
+  }
+}
+
+// The size of logs.v1.LogRecord's own fields.
+size_t LogSize(const LogRecordData& record) {
+  size_t size = 9 + VarintSize(kObservedTimeTag) + 8;  // time_unix_nano, observed_time_unix_nano
+  size += 1 + VarintSize(SeverityNumber(record.level));
+  size += FieldSize(SeverityText(record.level).size());
+  size += FieldSize(FieldSize(record.message.size()));  // body = 5: AnyValue { string_value }
+  for (const auto& [name, value] : record.fields) {
+    size += FieldSize(FieldSize(name.size()) + FieldSize(AnyValueSize(value)));  // attributes = 6
+  }
+  if (!AllZero(record.trace_id)) {
+    size += FieldSize(16);  // trace_id = 9
+  }
+  return size;
+}
+
+// logs.v1.LogRecord's fields, exactly LogSize bytes.
+void WriteLog(const LogRecordData& record, Writer& w) {
+  w.Fixed64(1, record.time_unix_ns);  // time_unix_nano
+  w.Varint(kObservedTimeTag);         // observed_time_unix_nano: read when the line was written
+  w.LittleEndianU64(record.time_unix_ns);
+  w.Byte(Tag(2, kVarint));  // severity_number
+  w.Varint(SeverityNumber(record.level));
+  w.Bytes(3, SeverityText(record.level));  // severity_text
+  w.Byte(Tag(5, kLengthDelimited));        // body
+  w.Varint(FieldSize(record.message.size()));
+  w.Bytes(1, record.message);
+  for (const auto& [name, value] : record.fields) {
+    const size_t any = AnyValueSize(value);
+    w.Byte(Tag(6, kLengthDelimited));  // attributes
+    w.Varint(FieldSize(name.size()) + FieldSize(any));
+    w.Bytes(1, name);
+    w.Byte(Tag(2, kLengthDelimited));
+    w.Varint(any);
+    WriteAnyValue(value, w);
+  }
+  if (!AllZero(record.trace_id)) {
+    w.Bytes(9, AsBytes(record.trace_id));  // trace_id
+  }
+}
+
 }  // namespace
 
 struct OtlpEncoder::Scratch {
   std::string resource_field;      // ResourceSpans.resource = 1 (resource.v1.Resource), whole
   std::string scope_field;         // ScopeSpans.scope = 1 (InstrumentationScope { name = 1 })
-  std::vector<size_t> span_sizes;  // per span of the batch being encoded
+  std::vector<size_t> item_sizes;  // per span or record of the batch being encoded
 };
 
 OtlpEncoder::OtlpEncoder(const ResourceAttributes& resource) : scratch_(new Scratch) {
@@ -259,43 +366,62 @@ OtlpEncoder::OtlpEncoder(const ResourceAttributes& resource) : scratch_(new Scra
 
 OtlpEncoder::~OtlpEncoder() = default;
 
-std::string_view OtlpEncoder::Encode(std::span<const SpanData> spans) {
-  const Constants& c = SpanConstants();
+// ExportTraceServiceRequest { resource_spans = 1 (ResourceSpans { resource = 1;
+// scope_spans = 2 (ScopeSpans { scope = 1; spans = 2 }) }) } and ExportLogsServiceRequest, whose
+// resource_logs, scope_logs and log_records have the same field numbers: one framing for both.
+template <typename Item, typename SizeFn, typename WriteFn>
+std::string_view OtlpEncoder::EncodeBatch(std::span<const Item> items, SizeFn size_of,
+                                          WriteFn write) {
   // Sizes first, inside out, so that every byte is then written once, in place.
-  std::vector<size_t>& sizes = scratch_->span_sizes;
+  std::vector<size_t>& sizes = scratch_->item_sizes;
   sizes.clear();
-  size_t scope_spans = scratch_->scope_field.size();  // ScopeSpans { scope = 1; spans = 2 }
-  for (const SpanData& span : spans) {
-    sizes.push_back(SpanSize(c, span));
-    scope_spans += FieldSize(sizes.back());
+  size_t scope = scratch_->scope_field.size();
+  for (const Item& item : items) {
+    sizes.push_back(size_of(item));
+    scope += FieldSize(sizes.back());
   }
-  // ExportTraceServiceRequest { resource_spans = 1 (ResourceSpans { resource = 1;
-  // scope_spans = 2 }) }
-  const size_t resource_spans = scratch_->resource_field.size() + FieldSize(scope_spans);
-  const size_t body_size = FieldSize(resource_spans);
+  const size_t resource = scratch_->resource_field.size() + FieldSize(scope);
+  const size_t body_size = FieldSize(resource);
   body_.Reserve(body_size, 0, 0);
   Writer w(body_.data());
   w.Byte(Tag(1, kLengthDelimited));
-  w.Varint(resource_spans);
+  w.Varint(resource);
   w.Raw(scratch_->resource_field);
   w.Byte(Tag(2, kLengthDelimited));
-  w.Varint(scope_spans);
+  w.Varint(scope);
   w.Raw(scratch_->scope_field);
-  for (size_t i = 0; i < spans.size(); ++i) {
-    w.Byte(Tag(2, kLengthDelimited));  // ScopeSpans.spans
+  for (size_t i = 0; i < items.size(); ++i) {
+    w.Byte(Tag(2, kLengthDelimited));  // ScopeSpans.spans / ScopeLogs.log_records
     w.Varint(sizes[i]);
     char* const start = w.at();
-    WriteSpan(c, spans[i], w);
+    write(items[i], w);
     XB_CHECK(static_cast<size_t>(w.at() - start) == sizes[i]);
   }
   XB_CHECK(w.at() == body_.data() + body_size);
   return std::string_view(body_.data(), body_size);
 }
 
+std::string_view OtlpEncoder::Encode(std::span<const SpanData> spans) {
+  const Constants& c = SpanConstants();
+  return EncodeBatch(
+      spans, [&c](const SpanData& span) { return SpanSize(c, span); },
+      [&c](const SpanData& span, Writer& w) { WriteSpan(c, span, w); });
+}
+
+std::string_view OtlpEncoder::EncodeLogs(std::span<const LogRecordData> records) {
+  return EncodeBatch(records, LogSize, WriteLog);
+}
+
 std::string EncodeExportTraceRequest(const ResourceAttributes& resource,
                                      std::span<const SpanData> spans) {
   OtlpEncoder encoder(resource);
   return std::string(encoder.Encode(spans));
+}
+
+std::string EncodeExportLogsRequest(const ResourceAttributes& resource,
+                                    std::span<const LogRecordData> records) {
+  OtlpEncoder encoder(resource);
+  return std::string(encoder.EncodeLogs(records));
 }
 
 }  // namespace xb::telemetry

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "opentelemetry/proto/collector/logs/v1/logs_service.pb.h"
 #include "opentelemetry/proto/collector/trace/v1/trace_service.pb.h"
 #include "telemetry/otlp_exporter.h"
 #include "telemetry/tracer.h"
@@ -135,6 +136,60 @@ TEST(OtlpEncodingTest, EveryAttributeAndLengthClassDecodes) {
   EXPECT_EQ(decoded.resource_spans(0).scope_spans(0).spans_size(), 1);
 }
 
+// Log records (telemetry.otlp_logs) decode as an ExportLogsServiceRequest: the resource, time,
+// severity, body, every value kind of attribute and the trace id of a completion line.
+TEST(OtlpEncodingTest, LogRecordsDecodeAsAnExportLogsServiceRequest) {
+  LogRecordData completion;
+  completion.time_unix_ns = 1'700'000'000'123'456'789ULL;
+  completion.level = LogLevel::kInfo;
+  completion.message = "request completed";
+  completion.fields = {{"method", std::string("/xmtp.backend.v1.QueryService/Query")},
+                       {"duration_ms", 1.5},
+                       {"response_size_bytes", uint64_t{300}},
+                       {"count", int64_t{-2}},
+                       {"trace_id", std::string("4bf92f3577b34da6a3ce929d0e0e4736")}};
+  completion.trace_id = TraceIdFromHex("4bf92f3577b34da6a3ce929d0e0e4736");
+  LogRecordData warning;
+  warning.time_unix_ns = 5;
+  warning.level = LogLevel::kWarn;
+  warning.message = "database warning";
+  const LogRecordData records[] = {completion, warning};
+
+  const std::string body = EncodeExportLogsRequest(
+      {{"service.name", "xmtp-backend"}, {"xmtp.backend.identifier", "deploy-a"}}, records);
+  otlp::collector::logs::v1::ExportLogsServiceRequest decoded;
+  ASSERT_TRUE(decoded.ParseFromString(body));
+  ASSERT_EQ(decoded.resource_logs_size(), 1);
+  const auto& rl = decoded.resource_logs(0);
+  ASSERT_EQ(rl.resource().attributes_size(), 2);
+  EXPECT_EQ(rl.resource().attributes(1).value().string_value(), "deploy-a");
+  ASSERT_EQ(rl.scope_logs_size(), 1);
+  EXPECT_EQ(rl.scope_logs(0).scope().name(), "xmtp-backend");
+  ASSERT_EQ(rl.scope_logs(0).log_records_size(), 2);
+
+  const auto& r = rl.scope_logs(0).log_records(0);
+  EXPECT_EQ(r.time_unix_nano(), completion.time_unix_ns);
+  EXPECT_EQ(r.observed_time_unix_nano(), completion.time_unix_ns);
+  EXPECT_EQ(r.severity_number(), otlp::logs::v1::SEVERITY_NUMBER_INFO);
+  EXPECT_EQ(r.severity_text(), "INFO");
+  EXPECT_EQ(r.body().string_value(), "request completed");
+  EXPECT_EQ(r.trace_id(),
+            std::string("\x4b\xf9\x2f\x35\x77\xb3\x4d\xa6\xa3\xce\x92\x9d\x0e\x0e\x47\x36", 16));
+  ASSERT_EQ(r.attributes_size(), 5);
+  EXPECT_EQ(r.attributes(0).key(), "method");
+  EXPECT_EQ(r.attributes(0).value().string_value(), "/xmtp.backend.v1.QueryService/Query");
+  EXPECT_EQ(r.attributes(1).value().double_value(), 1.5);
+  EXPECT_EQ(r.attributes(2).value().int_value(), 300);
+  EXPECT_EQ(r.attributes(3).value().int_value(), -2);
+  EXPECT_EQ(r.attributes(4).value().string_value(), "4bf92f3577b34da6a3ce929d0e0e4736");
+
+  const auto& w = rl.scope_logs(0).log_records(1);
+  EXPECT_EQ(w.severity_number(), otlp::logs::v1::SEVERITY_NUMBER_WARN);
+  EXPECT_EQ(w.severity_text(), "WARN");
+  EXPECT_EQ(w.attributes_size(), 0);
+  EXPECT_TRUE(w.trace_id().empty());
+}
+
 TEST(OtlpEndpointTest, AppendsTheTracesPath) {
   auto plain = ParseOtlpEndpoint("http://127.0.0.1:4318");
   ASSERT_TRUE(plain.ok());
@@ -142,15 +197,18 @@ TEST(OtlpEndpointTest, AppendsTheTracesPath) {
   EXPECT_EQ(plain->host, "127.0.0.1");
   EXPECT_EQ(plain->port, "4318");
   EXPECT_EQ(plain->path, "/v1/traces");
+  EXPECT_EQ(plain->logs_path, "/v1/logs");
   auto tls = ParseOtlpEndpoint("HTTPS://collector.example/otlp/");
   ASSERT_TRUE(tls.ok());
   EXPECT_TRUE(tls->tls);
   EXPECT_EQ(tls->port, "443");
   EXPECT_EQ(tls->path, "/otlp/v1/traces");
+  EXPECT_EQ(tls->logs_path, "/otlp/v1/logs");
   auto full = ParseOtlpEndpoint("http://[::1]:9/v1/traces");
   ASSERT_TRUE(full.ok());
   EXPECT_EQ(full->host, "::1");
   EXPECT_EQ(full->path, "/v1/traces");
+  EXPECT_EQ(full->logs_path, "/v1/logs");  // a traces URL names the base of both
   EXPECT_FALSE(ParseOtlpEndpoint("ftp://x").ok());
   EXPECT_FALSE(ParseOtlpEndpoint("http://:80").ok());
 }

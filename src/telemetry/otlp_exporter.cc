@@ -44,11 +44,12 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
 // `keep_alive` tells whether the collector keeps the connection open.
 template <typename Stream>
 asio::awaitable<unsigned> Exchange(Stream& stream, beast::flat_buffer& buffer,
-                                   const OtlpExporter::Target& target, std::string_view body,
-                                   boost::system::error_code& ec, bool& keep_alive) {
+                                   const std::string& host, const std::string& path,
+                                   std::string_view body, boost::system::error_code& ec,
+                                   bool& keep_alive) {
   // The body is the encoder's buffer, sent in place (no per-batch copy).
-  http::request<http::span_body<const char>> request{http::verb::post, target.path, 11};
-  request.set(http::field::host, target.host);
+  http::request<http::span_body<const char>> request{http::verb::post, path, 11};
+  request.set(http::field::host, host);
   request.set(http::field::content_type, "application/x-protobuf");
   request.set(http::field::user_agent, "xmtp-backend");
   request.body() = http::span_body<const char>::value_type(body.data(), body.size());
@@ -185,10 +186,11 @@ Result<OtlpExporter::Target> ParseOtlpEndpoint(std::string_view endpoint) {
   while (!p.empty() && p.back() == '/') {
     p.pop_back();
   }
-  if (!p.ends_with("/v1/traces")) {
-    p += "/v1/traces";
+  if (p.ends_with("/v1/traces")) {
+    p.resize(p.size() - std::string_view("/v1/traces").size());
   }
-  target.path = std::move(p);
+  target.path = p + "/v1/traces";
+  target.logs_path = p + "/v1/logs";
   return target;
 }
 
@@ -249,9 +251,32 @@ void OtlpExporter::Submit(SpanData&& span) {
   cv_.notify_one();
 }
 
+void OtlpExporter::SubmitLog(LogRecordData&& record) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_ || log_queue_.size() >= options_.max_queue) {
+      ++dropped_logs_;
+      return;
+    }
+    if (log_queue_.capacity() == 0) {
+      log_queue_.reserve(options_.max_queue);  // only once records are exported at all
+    }
+    log_queue_.push_back(std::move(record));
+    if (log_queue_.size() < options_.max_batch) {
+      return;
+    }
+  }
+  cv_.notify_one();
+}
+
 uint64_t OtlpExporter::dropped() const {
   std::lock_guard lock(mu_);
   return dropped_;
+}
+
+uint64_t OtlpExporter::dropped_logs() const {
+  std::lock_guard lock(mu_);
+  return dropped_logs_;
 }
 
 uint64_t OtlpExporter::exported_batches() const {
@@ -260,52 +285,78 @@ uint64_t OtlpExporter::exported_batches() const {
 }
 
 void OtlpExporter::Run() {
-  std::vector<SpanData> batch;
-  batch.reserve(options_.max_queue);
+  std::vector<SpanData> spans;
+  std::vector<LogRecordData> logs;
+  spans.reserve(options_.max_queue);
   OtlpEncoder encoder(options_.resource);
   while (true) {
     Clock::time_point deadline;
     bool stopping = false;
     {
       std::unique_lock lock(mu_);
-      cv_.wait_for(lock, options_.interval,
-                   [&] { return stopping_ || queue_.size() >= options_.max_batch; });
+      cv_.wait_for(lock, options_.interval, [&] {
+        return stopping_ || queue_.size() >= options_.max_batch ||
+               log_queue_.size() >= options_.max_batch;
+      });
       stopping = stopping_;
       deadline = deadline_;
-      if (queue_.empty()) {
+      if (queue_.empty() && log_queue_.empty()) {
         if (stopping) {
           return;
         }
         continue;
       }
-      batch.swap(queue_);  // queue_ keeps batch's (reserved) storage
+      spans.swap(queue_);  // the queues keep the batches' (reserved) storage
+      logs.swap(log_queue_);
       queue_.reserve(options_.max_queue);
-    }
-    for (size_t i = 0; i < batch.size(); i += options_.max_batch) {
-      const size_t n = std::min(options_.max_batch, batch.size() - i);
-      const auto now = Clock::now();
-      Clock::time_point until = now + options_.request_timeout;
-      if (stopping) {
-        until = std::min(until, deadline);
-      }
-      if (now >= until) {
-        std::lock_guard lock(mu_);
-        dropped_ += batch.size() - i;
-        break;
-      }
-      const std::string_view body = encoder.Encode(std::span<const SpanData>(batch.data() + i, n));
-      if (Post(body, until)) {
-        std::lock_guard lock(mu_);
-        ++exported_batches_;
-      } else {
-        metrics_.ExportFailure();  // implements: OPS-015 (a failed batch is counted)
+      if (!logs.empty()) {
+        log_queue_.reserve(options_.max_queue);
       }
     }
-    batch.clear();
+    uint64_t dropped = 0;
+    uint64_t dropped_logs = 0;
+    Export(
+        spans, target_.path, stopping, deadline,
+        [&encoder](std::span<const SpanData> batch) { return encoder.Encode(batch); }, dropped);
+    Export(
+        logs, target_.logs_path, stopping, deadline,
+        [&encoder](std::span<const LogRecordData> batch) { return encoder.EncodeLogs(batch); },
+        dropped_logs);
+    if (dropped + dropped_logs > 0) {
+      std::lock_guard lock(mu_);
+      dropped_ += dropped;
+      dropped_logs_ += dropped_logs;
+    }
   }
 }
 
-bool OtlpExporter::Post(std::string_view body, Clock::time_point deadline) {
+template <typename Item, typename EncodeFn>
+void OtlpExporter::Export(std::vector<Item>& items, const std::string& path, bool stopping,
+                          Clock::time_point deadline, EncodeFn encode, uint64_t& dropped) {
+  for (size_t i = 0; i < items.size(); i += options_.max_batch) {
+    const size_t n = std::min(options_.max_batch, items.size() - i);
+    const auto now = Clock::now();
+    Clock::time_point until = now + options_.request_timeout;
+    if (stopping) {
+      until = std::min(until, deadline);
+    }
+    if (now >= until) {
+      dropped += items.size() - i;
+      break;
+    }
+    const std::string_view body = encode(std::span<const Item>(items.data() + i, n));
+    if (Post(body, path, until)) {
+      std::lock_guard lock(mu_);
+      ++exported_batches_;
+    } else {
+      metrics_.ExportFailure();  // implements: OPS-015 (a failed batch is counted)
+    }
+  }
+  items.clear();
+}
+
+bool OtlpExporter::Post(std::string_view body, const std::string& path,
+                        Clock::time_point deadline) {
   if (!session_) {
     session_ = std::make_unique<Session>();
   }
@@ -329,10 +380,11 @@ bool OtlpExporter::Post(std::string_view body, Clock::time_point deadline) {
           unsigned status = 0;
           if (s.tls) {
             beast::get_lowest_layer(*s.tls).expires_after(budget);
-            status = co_await Exchange(*s.tls, s.buffer, target_, body, ec, keep_alive);
+            status = co_await Exchange(*s.tls, s.buffer, target_.host, path, body, ec, keep_alive);
           } else {
             s.plain->expires_after(budget);
-            status = co_await Exchange(*s.plain, s.buffer, target_, body, ec, keep_alive);
+            status =
+                co_await Exchange(*s.plain, s.buffer, target_.host, path, body, ec, keep_alive);
           }
           if (!ec) {
             ok = status >= 200 && status < 300;

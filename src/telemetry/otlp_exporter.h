@@ -41,7 +41,7 @@ struct OtlpExporterOptions {
   std::chrono::milliseconds request_timeout{3000};  // per export request
 };
 
-class OtlpExporter final : public SpanSink {
+class OtlpExporter final : public SpanSink, public LogRecordSink {
  public:
   // Fails INVALID_ARGUMENT when the endpoint is not an http(s) URL with a host (the caller names
   // the key, never the value).
@@ -54,9 +54,13 @@ class OtlpExporter final : public SpanSink {
   void Shutdown(std::chrono::steady_clock::time_point deadline);
 
   void Submit(SpanData&& span) override;
+  // Log records (telemetry.otlp_logs) go to <endpoint>/v1/logs in batches of their own, over the
+  // same connection, with the same queue bound and failure counting as spans.
+  void SubmitLog(LogRecordData&& record) override;
 
   uint64_t dropped() const;           // spans dropped because the queue was full or at shutdown
-  uint64_t exported_batches() const;  // batches the collector accepted
+  uint64_t dropped_logs() const;      // log records dropped likewise
+  uint64_t exported_batches() const;  // batches (of spans or of records) the collector accepted
 
   struct Session;  // the exporter thread's kept connection (otlp_exporter.cc)
 
@@ -64,14 +68,21 @@ class OtlpExporter final : public SpanSink {
     bool tls = false;
     std::string host;
     std::string port;
-    std::string path;  // ends with /v1/traces
+    std::string path;       // ends with /v1/traces
+    std::string logs_path;  // the same base, ending with /v1/logs
   };
 
  private:
   OtlpExporter(OtlpExporterOptions options, Target target, Metrics& metrics);
   void Run();
-  // Posts one body; true when the collector answered 2xx before `deadline`.
-  bool Post(std::string_view body, std::chrono::steady_clock::time_point deadline);
+  // Posts one body to `path`; true when the collector answered 2xx before `deadline`.
+  bool Post(std::string_view body, const std::string& path,
+            std::chrono::steady_clock::time_point deadline);
+  // Encodes and posts `items` in batches of max_batch; what the deadline leaves unsent is
+  // counted in `dropped`.
+  template <typename Item, typename EncodeFn>
+  void Export(std::vector<Item>& items, const std::string& path, bool stopping,
+              std::chrono::steady_clock::time_point deadline, EncodeFn encode, uint64_t& dropped);
 
   // Const after construction.
   const OtlpExporterOptions options_;
@@ -81,9 +92,11 @@ class OtlpExporter final : public SpanSink {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<SpanData> queue_;                     // guarded by mu_; capacity max_queue
+  std::vector<LogRecordData> log_queue_;            // guarded by mu_; capacity max_queue
   bool stopping_ = false;                           // guarded by mu_
   std::chrono::steady_clock::time_point deadline_;  // guarded by mu_; set with stopping_
   uint64_t dropped_ = 0;                            // guarded by mu_
+  uint64_t dropped_logs_ = 0;                       // guarded by mu_
   uint64_t exported_batches_ = 0;                   // guarded by mu_
 
   std::unique_ptr<Session> session_;  // exporter thread only

@@ -75,6 +75,14 @@ std::string_view Trim(std::string_view s) {
 
 }  // namespace
 
+TraceIdBytes TraceIdFromHex(std::string_view hex) {
+  TraceIdBytes id{};
+  if (!DecodeHex(hex, &id)) {
+    return TraceIdBytes{};
+  }
+  return id;
+}
+
 std::optional<SpanContext> ParseTraceparent(std::string_view value) {
   // version "-" trace-id "-" parent-id "-" trace-flags
   constexpr size_t kLength = 55;

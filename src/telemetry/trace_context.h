@@ -50,6 +50,10 @@ struct SpanContext {
 // request starts a new trace (section 3.2.2.1: the header is ignored).
 std::optional<SpanContext> ParseTraceparent(std::string_view value);
 
+// The trace id written as 32 lowercase hex digits (the completion log's trace_id); all zero for
+// anything else.
+TraceIdBytes TraceIdFromHex(std::string_view hex);
+
 // True when `value` is a tracestate header that may be propagated (section 3.3): at most 512
 // characters, at most 32 list members, each `key=value` with the section 3.3.1 grammar. A
 // tracestate is used only together with a valid traceparent.

@@ -124,8 +124,9 @@ TEST(TracerTest, StartTimesAreWallClockTimes) {
   };
   const uint64_t before = unix_now();
   tracer.Start(Operation::kTailerPoll, {}).End();
-  tracer.Start(Operation::kPublishLocks, {},
-               std::chrono::steady_clock::now() - std::chrono::seconds(5))
+  tracer
+      .Start(Operation::kPublishLocks, {},
+             std::chrono::steady_clock::now() - std::chrono::seconds(5))
       .End();
   const uint64_t after = unix_now();
   ASSERT_EQ(sink.spans.size(), 2u);

@@ -1,6 +1,7 @@
-"""A test OTLP/HTTP trace receiver on 127.0.0.1: accepts POST /v1/traces with an
-application/x-protobuf ExportTraceServiceRequest body, decodes it with the classes generated from
-proto/opentelemetry (the real OTLP field numbers) and keeps every span and raw body.
+"""A test OTLP/HTTP receiver on 127.0.0.1: accepts POST /v1/traces (ExportTraceServiceRequest)
+and POST /v1/logs (ExportLogsServiceRequest) application/x-protobuf bodies, decodes them with the
+classes generated from proto/opentelemetry (the real OTLP field numbers) and keeps every span, log
+record and raw body.
 
 keep_alive=True answers HTTP/1.1 and keeps connections open (as collectors do); `connections`
 counts the connections accepted, and drop_connections() closes the open ones, as a collector's
@@ -9,13 +10,15 @@ import http.server
 import socket
 import threading
 
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 
 class Receiver:
     def __init__(self, keep_alive=False):
-        self.bodies = []      # raw request bodies
+        self.bodies = []      # raw request bodies, traces and logs
         self.requests = []    # decoded ExportTraceServiceRequest
+        self.log_requests = []  # decoded ExportLogsServiceRequest
         self.paths = []
         self.connections = 0  # accepted so far
         self._open = set()    # sockets of open connections
@@ -39,13 +42,18 @@ class Receiver:
             def do_POST(self):
                 length = int(self.headers.get("content-length", "0"))
                 body = self.rfile.read(length)
-                decoded = trace_service_pb2.ExportTraceServiceRequest.FromString(body)
+                logs = self.path.endswith("/v1/logs")
+                if logs:
+                    decoded = logs_service_pb2.ExportLogsServiceRequest.FromString(body)
+                    reply = logs_service_pb2.ExportLogsServiceResponse().SerializeToString()
+                else:
+                    decoded = trace_service_pb2.ExportTraceServiceRequest.FromString(body)
+                    reply = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
                 with receiver._cond:
                     receiver.bodies.append(body)
-                    receiver.requests.append(decoded)
+                    (receiver.log_requests if logs else receiver.requests).append(decoded)
                     receiver.paths.append((self.path, self.headers.get("content-type")))
                     receiver._cond.notify_all()
-                reply = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
                 self.send_response(200)
                 self.send_header("content-type", "application/x-protobuf")
                 self.send_header("content-length", str(len(reply)))
@@ -91,6 +99,35 @@ class Receiver:
                         for span in ss.spans:
                             out.append((attrs, span))
             return out
+
+    def log_records(self):
+        """[(resource attributes dict, log record)] of everything received so far."""
+        with self._cond:
+            return self._log_records_locked()
+
+    def _log_records_locked(self):
+        out = []
+        for req in self.log_requests:
+            for rl in req.resource_logs:
+                attrs = {kv.key: kv.value.string_value for kv in rl.resource.attributes}
+                for sl in rl.scope_logs:
+                    for record in sl.log_records:
+                        out.append((attrs, record))
+        return out
+
+    def wait_logs(self, predicate, timeout, what):
+        """Waits until predicate(log records) is truthy; returns it."""
+        import time
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                value = predicate([r for _, r in self._log_records_locked()])
+                if value:
+                    return value
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError("timed out waiting for " + what)
+                self._cond.wait(left)
 
     def wait_spans(self, predicate, timeout, what):
         """Waits (on arrivals, with a deadline) until predicate(spans) is truthy; returns it."""

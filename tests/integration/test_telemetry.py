@@ -158,11 +158,11 @@ def scrape(server):
                                   timeout=5).read().decode()
 
 
-def traced_config(endpoint, ratio="1.0"):
+def traced_config(endpoint, ratio="1.0", logs=False):
     return harness.minimal_config().replace(
         "[telemetry]\n",
         '[telemetry]\notlp_endpoint = "%s"\nsample_ratio = %s\nservice_name = "xb-under-test"\n'
-        % (endpoint, ratio))
+        'otlp_logs = %s\n' % (endpoint, ratio, "true" if logs else "false"))
 
 
 def call(channel, path, request, response_type, metadata=None):
@@ -495,6 +495,47 @@ class ExportConnectionTest(unittest.TestCase):
             families = parse_exposition(scrape(server))
             failures = families.get("xmtp_telemetry_export_failures_total")
             self.assertEqual(failures["samples"][0][2] if failures else 0, 0)
+            # telemetry.otlp_logs defaults to false: no log record was exported.
+            self.assertEqual(receiver.log_requests, [])
+            self.assertTrue(all(p[0] == "/v1/traces" for p in receiver.paths))
+
+
+class LogExportTest(unittest.TestCase):
+    # CONF telemetry.otlp_logs: with an endpoint and otlp_logs = true, every written log line is
+    # also exported to /v1/logs, with the span resource (OPS-013) and the line's own fields.
+    def test_log_lines_are_exported_as_otlp_log_records(self):
+        with otlp_receiver.Receiver(keep_alive=True) as receiver, \
+                harness.Server(config=traced_config(receiver.endpoint, logs=True)) as server:
+            trace = uuid.uuid4().hex
+            with server.channel() as ch:
+                call(ch, GET_CONFIGURATION, backend_pb2.GetConfigurationRequest(),
+                     backend_pb2.GetConfigurationResponse,
+                     [("traceparent", "00-%s-%s-01" % (trace, CALLER_SPAN))])
+
+            def completion(records):
+                return [r for r in records if r.body.string_value == "request completed" and
+                        r.trace_id.hex() == trace]
+
+            record = receiver.wait_logs(completion, 20, "the completion record")[0]
+            self.assertEqual(record.severity_text, "INFO")
+            self.assertEqual(record.severity_number, 9)
+            self.assertGreater(record.time_unix_nano, 0)
+            attrs = {kv.key: kv.value for kv in record.attributes}
+            self.assertEqual(attrs["method"].string_value,
+                             "/xmtp.backend.v1.ConfigurationService/GetConfiguration")
+            self.assertEqual(attrs["grpc_code"].string_value, "OK")
+            self.assertEqual(attrs["identifier"].string_value, "test.local.xmtp")
+            self.assertEqual(attrs["trace_id"].string_value, trace)
+            self.assertTrue(harness.UUID_RE.match(attrs["request_id"].string_value))
+            self.assertGreaterEqual(attrs["duration_ms"].double_value, 0)
+            # The stdout line of the same request carries the same request id.
+            lines = [r for r in server.log_records() if r.get("trace_id") == trace]
+            self.assertEqual([r["request_id"] for r in lines], [attrs["request_id"].string_value])
+            resources = [a for a, r in receiver.log_records() if r is not None]
+            self.assertTrue(all(a["xmtp.backend.identifier"] == "test.local.xmtp" and
+                                a["service.name"] == "xb-under-test" for a in resources))
+            self.assertIn(("/v1/logs", "application/x-protobuf"), receiver.paths)
+            self.assertEqual(receiver.connections, 1)  # spans and records share the connection
 
 
 class ExportFailureTest(unittest.TestCase):
@@ -556,7 +597,7 @@ class RedactionTest(unittest.TestCase):
                    str(cursor), token, token.split(" ")[1], caller_request_id,
                    E.group_topic(group)]
         with otlp_receiver.Receiver() as receiver, \
-                harness.Server(config=traced_config(receiver.endpoint)) as server:
+                harness.Server(config=traced_config(receiver.endpoint, logs=True)) as server:
             metadata = [("authorization", token), ("x-request-id", caller_request_id),
                         ("traceparent", "00-%s-%s-01" % (CALLER_TRACE, CALLER_SPAN))]
             drive_traffic(server, metadata=metadata, group=group, inbox_nonce=inbox_nonce,
@@ -567,11 +608,12 @@ class RedactionTest(unittest.TestCase):
             server.terminate()
             self.assertEqual(server.wait(15), 0)
             logs = "".join(server.lines).encode() + server.stderr_text.encode()
-            bodies = b"".join(receiver.bodies)
-            self.assertTrue(bodies and logs and metrics)
+            bodies = b"".join(receiver.bodies)  # exported spans and log records
+            self.assertTrue(bodies and logs and metrics and receiver.log_requests)
             for secret in secrets:
                 for form in forms(secret):
-                    for where, text in (("metrics", metrics), ("spans", bodies), ("logs", logs)):
+                    for where, text in (("metrics", metrics), ("spans and records", bodies),
+                                        ("logs", logs)):
                         self.assertNotIn(form, text, "%r (as %r) in the %s" % (secret, form, where))
             # The caller's x-request-id is ignored: every response got a generated UUID.
             ids = [r["request_id"] for r in server.log_records() if "request_id" in r]
