@@ -65,8 +65,8 @@ class Cursor {
 // Hand-written so a stream row costs no message objects: the same bytes protobuf writes for
 // ToWire's message (fields in number order, proto3 defaults omitted). Everything before the
 // payload is written into a stack buffer first, so the output grows by two appends.
-bool EncodeServerEnvelope(const store::StoredEnvelope& row, std::string* out) {
-  const auto& m = row.meta;
+bool EncodeServerEnvelope(const store::StoredEnvelopeView& row, std::string* out) {
+  const store::StoredEnvelopeView& m = row;
   const auto id = static_cast<uint64_t>(m.sequence_id);
   const auto server_ns = static_cast<uint64_t>(m.server_ns);
   const auto expiry_ns = static_cast<uint64_t>(m.expiry_ns);

@@ -16,6 +16,7 @@ bool ToWire(const store::StoredEnvelope& row, xmtp::backend::v1::ServerEnvelope*
 // are already our canonical ClientEnvelope encoding (API-211), so they are field 2 verbatim.
 // Streams encode each row once and share the bytes (fanout::RowEncoder). Appends to `out`.
 // False (nothing appended) only for a topic longer than the store allows, an invariant violation.
-bool EncodeServerEnvelope(const store::StoredEnvelope& row, std::string* out);
+// The row is read in place (StoredEnvelopeView::Of for a StoredEnvelope).
+bool EncodeServerEnvelope(const store::StoredEnvelopeView& row, std::string* out);
 
 }  // namespace xb::api

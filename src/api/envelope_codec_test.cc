@@ -31,7 +31,7 @@ TEST(EnvelopeCodecTest, HandEncodingEqualsTheProtobufEncoding) {
     v1::ServerEnvelope message;
     ASSERT_TRUE(ToWire(row, &message));
     std::string encoded;
-    ASSERT_TRUE(EncodeServerEnvelope(row, &encoded));
+    ASSERT_TRUE(EncodeServerEnvelope(store::StoredEnvelopeView::Of(row), &encoded));
     EXPECT_EQ(encoded, message.SerializeAsString());
   }
 }

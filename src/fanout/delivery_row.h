@@ -20,8 +20,9 @@ struct DeliveryRow {
 using RowPtr = std::shared_ptr<const DeliveryRow>;
 
 // Appends a stored row's ServerEnvelope bytes to `encoded`; false when the row breaks an
-// invariant. Supplied
-// by api/ (the wire schema lives there); thread-safe.
-using RowEncoder = std::function<bool(const store::StoredEnvelope& row, std::string* encoded)>;
+// invariant. Supplied by api/ (the wire schema lives there); thread-safe. Takes the row in place
+// (a catch-up wave encodes straight from the engine's buffers); a StoredEnvelope is passed as
+// StoredEnvelopeView::Of(row).
+using RowEncoder = std::function<bool(const store::StoredEnvelopeView& row, std::string* encoded)>;
 
 }  // namespace xb::fanout

@@ -44,6 +44,11 @@ struct Wave {
 };
 using WaveResult = std::variant<Wave, store::StoreError>;
 
+// A wave reserves its byte budget (capped) up front, plus room for the rows' framing: reserved
+// pages that are never written cost no memory.
+constexpr uint64_t kMaxWaveReserve = 8u << 20;
+constexpr uint64_t kWaveReserveSlack = 64u << 10;
+
 }  // namespace
 
 StreamSession::StreamSession(std::shared_ptr<rpc::Call> call, StreamDeps deps, StreamLimits limits,
@@ -336,35 +341,33 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
       static_cast<uint32_t>(uint64_t{limits_.turn_topics} * limits_.turn_rows / wave.size()));
   auto job = [store = deps_.store, encoder = deps_.encoder, ranges = std::move(ranges), per_range,
               budget]() -> WaveResult {
-    auto fetched = store->CatchUp(ranges, per_range, budget);
-    if (auto* error = std::get_if<store::StoreError>(&fetched)) {
-      return *error;
-    }
-    auto& per = std::get<std::vector<std::vector<store::StoredEnvelope>>>(fetched);
+    // Rows are encoded as the engine hands them over, straight from its buffers. The wave's size
+    // is not known ahead: room for the budget is reserved, and only what is written is touched.
     Wave out;
-    size_t total = 0;
-    for (const auto& rows : per) {
-      for (const auto& row : rows) {
-        total += row.payload.size() + row.meta.topic.size() + 96;  // meta and framing
-      }
+    out.bytes.reserve(std::min<uint64_t>(budget, kMaxWaveReserve) + kWaveReserveSlack);
+    out.per_range.resize(ranges.size());
+    bool encoded = true;
+    std::optional<store::StoreError> error = store->VisitCatchUp(
+        ranges, per_range, budget, [&](size_t range, const store::StoredEnvelopeView& row) {
+          WaveRow w;
+          w.sequence_id = row.sequence_id;
+          w.offset = out.bytes.size();
+          if (!encoder(row, &out.bytes)) {
+            encoded = false;
+            return false;
+          }
+          w.size = out.bytes.size() - w.offset;
+          out.per_range[range].push_back(w);
+          return true;
+        });
+    if (error) {
+      return *std::move(error);
     }
-    out.bytes.reserve(total);
-    out.per_range.resize(per.size());
-    for (size_t i = 0; i < per.size(); ++i) {
-      out.per_range[i].reserve(per[i].size());
-      for (const auto& row : per[i]) {
-        WaveRow w;
-        w.sequence_id = row.meta.sequence_id;
-        w.offset = out.bytes.size();
-        if (!encoder(row, &out.bytes)) {
-          store::StoreError error;
-          error.kind = store::ErrorKind::kInvariant;
-          error.message = "a stored envelope does not decode";
-          return error;
-        }
-        w.size = out.bytes.size() - w.offset;
-        out.per_range[i].push_back(w);
-      }
+    if (!encoded) {
+      store::StoreError invariant;
+      invariant.kind = store::ErrorKind::kInvariant;
+      invariant.message = "a stored envelope does not decode";
+      return invariant;
     }
     return out;
   };

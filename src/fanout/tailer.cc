@@ -391,7 +391,7 @@ Tailer::PollOutcome Tailer::Poll() {
     for (auto& envelope : full) {
       auto row = std::make_shared<DeliveryRow>();
       row->sequence_id = envelope.meta.sequence_id;
-      if (!encoder_(envelope, &row->encoded)) {
+      if (!encoder_(store::StoredEnvelopeView::Of(envelope), &row->encoded)) {
         return fail(true);
       }
       row->topic = std::move(envelope.meta.topic);

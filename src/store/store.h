@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -166,6 +167,30 @@ class TailReader {
   virtual StoreResult<bool> End() = 0;
 };
 
+// A stored row read in place: every view points into the engine's own buffers and is valid only
+// for the call that receives it.
+struct StoredEnvelopeView {
+  int64_t sequence_id = 0;
+  int64_t server_ns = 0;
+  std::string_view message_hash;  // 32 bytes
+  std::string_view topic;
+  int64_t expiry_ns = 0;
+  bool is_commit_or_proposal = false;
+  std::string_view payload;
+
+  static StoredEnvelopeView Of(const StoredEnvelope& row) {
+    return StoredEnvelopeView{.sequence_id = row.meta.sequence_id,
+                              .server_ns = row.meta.server_ns,
+                              .message_hash = std::string_view(
+                                  reinterpret_cast<const char*>(row.meta.message_hash.data()),
+                                  row.meta.message_hash.size()),
+                              .topic = row.meta.topic,
+                              .expiry_ns = row.meta.expiry_ns,
+                              .is_commit_or_proposal = row.meta.is_commit_or_proposal,
+                              .payload = row.payload};
+  }
+};
+
 // One registration's catch-up range: rows of `topic` with after < id <= through.
 struct CatchUpRange {
   std::string topic;
@@ -252,6 +277,29 @@ class Store {
   // only for admitted rows.
   virtual StoreResult<std::vector<std::vector<StoredEnvelope>>> CatchUp(
       const std::vector<CatchUpRange>& ranges, uint32_t per_range, uint64_t byte_budget) = 0;
+
+  // The rows CatchUp returns, handed to `visit` one at a time as (range index, row) in the same
+  // order (range by range, each ascending), where the engine can do so without copying them
+  // first. `visit` returns false to stop early (nothing is returned for the rest). Runs on the
+  // calling thread; the default materializes CatchUp's result.
+  using CatchUpVisitor = std::function<bool(size_t range, const StoredEnvelopeView& row)>;
+  virtual std::optional<StoreError> VisitCatchUp(const std::vector<CatchUpRange>& ranges,
+                                                 uint32_t per_range, uint64_t byte_budget,
+                                                 const CatchUpVisitor& visit) {
+    auto fetched = CatchUp(ranges, per_range, byte_budget);
+    if (auto* error = std::get_if<StoreError>(&fetched)) {
+      return std::move(*error);
+    }
+    const auto& per = std::get<std::vector<std::vector<StoredEnvelope>>>(fetched);
+    for (size_t r = 0; r < per.size(); ++r) {
+      for (const StoredEnvelope& row : per[r]) {
+        if (!visit(r, StoredEnvelopeView::Of(row))) {
+          return std::nullopt;
+        }
+      }
+    }
+    return std::nullopt;
+  }
 
   // Called right after each commit that stored rows, with the new last id, on the committing
   // thread (the tailer's in-process wake-up on SQLite, STORE.md 8). It must be quick and must not

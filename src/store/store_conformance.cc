@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <set>
@@ -961,6 +962,72 @@ TEST_P(StoreConformanceTest, CatchUpOfOneRangeStopsAtTheFirstRowPastTheBudget) {
   EXPECT_EQ(IdsPerRange(capped),
             std::vector<std::vector<int64_t>>({{m[1].sequence_id, m[2].sequence_id}}));
   EXPECT_EQ(capped[0][0].payload, whole[0][1].payload);
+}
+
+TEST_P(StoreConformanceTest, VisitCatchUpHandsOverExactlyTheRowsOfCatchUp) {
+  // verifies: STORE.md 7 (catch-up history, read in place by stream waves)
+  const std::string a = GroupTopic(1);
+  const std::string b = GroupTopic(2);
+  const std::vector<EnvelopeMeta> m = PublishEach(*store_, {{a, PayloadOfSize("a0", 1000)},
+                                                            {b, "b0"},
+                                                            {a, "a1"},
+                                                            {a, PayloadOfSize("a2", 700)},
+                                                            {b, "b1"}});
+  ASSERT_EQ(m.size(), 5u);
+  // The visited rows, copied out (a view is valid only during its call).
+  auto visit = [&](const std::vector<CatchUpRange>& ranges, uint32_t per_range, uint64_t budget,
+                   size_t stop_after = SIZE_MAX) {
+    std::vector<std::vector<StoredEnvelope>> seen(ranges.size());
+    size_t calls = 0;
+    std::optional<StoreError> error = store_->VisitCatchUp(
+        ranges, per_range, budget, [&](size_t range, const StoredEnvelopeView& row) {
+          EXPECT_LT(range, ranges.size());
+          StoredEnvelope copy;
+          copy.meta.sequence_id = row.sequence_id;
+          copy.meta.server_ns = row.server_ns;
+          EXPECT_EQ(row.message_hash.size(), copy.meta.message_hash.size());
+          std::memcpy(copy.meta.message_hash.data(), row.message_hash.data(),
+                      std::min(row.message_hash.size(), copy.meta.message_hash.size()));
+          copy.meta.topic = std::string(row.topic);
+          copy.meta.expiry_ns = row.expiry_ns;
+          copy.meta.is_commit_or_proposal = row.is_commit_or_proposal;
+          copy.payload = std::string(row.payload);
+          seen[range].push_back(std::move(copy));
+          return ++calls < stop_after;
+        });
+    EXPECT_FALSE(error.has_value()) << (error ? error->message : "");
+    return seen;
+  };
+  auto expect_same = [&](const std::vector<CatchUpRange>& ranges, uint32_t per_range,
+                         uint64_t budget) {
+    ASSERT_STORE_OK(auto rows, store_->CatchUp(ranges, per_range, budget));
+    const auto seen = visit(ranges, per_range, budget);
+    ASSERT_EQ(IdsPerRange(seen), IdsPerRange(rows));
+    for (size_t r = 0; r < rows.size(); ++r) {
+      for (size_t i = 0; i < rows[r].size(); ++i) {
+        ExpectMetaEq(seen[r][i].meta, rows[r][i].meta);
+        EXPECT_EQ(seen[r][i].payload, rows[r][i].payload);
+      }
+    }
+  };
+  // One range (read in place on SQLite): whole, capped, cut by the budget, and empty.
+  expect_same({{a, 0, kMaxSequenceId}}, 10, UINT64_MAX);
+  expect_same({{a, m[0].sequence_id, kMaxSequenceId}}, 1, UINT64_MAX);
+  expect_same({{a, 0, kMaxSequenceId}}, 10, 1000 + 256 + 2 + 256);
+  expect_same({{a, 0, kMaxSequenceId}}, 10, 0);
+  expect_same({{GroupTopic(9), 0, kMaxSequenceId}}, 10, UINT64_MAX);
+  // Several ranges, the same topic twice among them.
+  expect_same(
+      {{a, 0, kMaxSequenceId}, {b, 0, kMaxSequenceId}, {a, m[2].sequence_id, kMaxSequenceId}}, 10,
+      UINT64_MAX);
+  expect_same({{a, 0, kMaxSequenceId}, {b, 0, kMaxSequenceId}}, 10, 1500);
+  expect_same({}, 10, UINT64_MAX);
+  // Returning false stops the visit.
+  const auto first = visit({{a, 0, kMaxSequenceId}, {b, 0, kMaxSequenceId}}, 10, UINT64_MAX, 1);
+  EXPECT_EQ(IdsPerRange(first), std::vector<std::vector<int64_t>>({{m[0].sequence_id}, {}}));
+  const auto one = visit({{a, 0, kMaxSequenceId}}, 10, UINT64_MAX, 2);
+  EXPECT_EQ(IdsPerRange(one),
+            std::vector<std::vector<int64_t>>({{m[0].sequence_id, m[2].sequence_id}}));
 }
 
 TEST_P(StoreConformanceTest, TailReaderBeginsAtTheAdvancedBoundaryAndPagesForward) {

@@ -148,13 +148,15 @@ bool StatementUse::ColumnIsNull(int index) const {
   return sqlite3_column_type(stmt_->get(), index) == SQLITE_NULL;
 }
 
-std::string StatementUse::ColumnBlob(int index) const {
+std::string StatementUse::ColumnBlob(int index) const { return std::string(ColumnBlobView(index)); }
+
+std::string_view StatementUse::ColumnBlobView(int index) const {
   const void* data = sqlite3_column_blob(stmt_->get(), index);
   int size = sqlite3_column_bytes(stmt_->get(), index);
   if (data == nullptr || size <= 0) {
-    return std::string();  // a zero-length BLOB comes back as a null pointer
+    return std::string_view();  // a zero-length BLOB comes back as a null pointer
   }
-  return std::string(static_cast<const char*>(data), static_cast<size_t>(size));
+  return std::string_view(static_cast<const char*>(data), static_cast<size_t>(size));
 }
 
 std::string StatementUse::ColumnText(int index) const {

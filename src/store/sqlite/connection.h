@@ -69,6 +69,8 @@ class StatementUse {
   int64_t ColumnInt64(int index) const;
   bool ColumnIsNull(int index) const;
   std::string ColumnBlob(int index) const;
+  // The same bytes in place: valid until the next Step() or the end of this use.
+  std::string_view ColumnBlobView(int index) const;
   std::string ColumnText(int index) const;
 
   const MaybeError& error() const { return error_; }

@@ -302,6 +302,93 @@ StoreResult<std::vector<std::optional<std::string>>> ReadInboxIds(
 
 // implements: STORE.md 7 (catch-up history: sizes first, byte cutoff keeping each range's prefix,
 // payloads for admitted ids only, one snapshot), ARC-087
+namespace {
+
+EnvelopeMeta MetaOf(const StoredEnvelopeView& row) {
+  EnvelopeMeta meta;
+  meta.sequence_id = row.sequence_id;
+  meta.topic = std::string(row.topic);
+  meta.server_ns = row.server_ns;
+  meta.expiry_ns = row.expiry_ns;
+  std::memcpy(meta.message_hash.data(), row.message_hash.data(),
+              std::min(row.message_hash.size(), meta.message_hash.size()));
+  meta.is_commit_or_proposal = row.is_commit_or_proposal;
+  return meta;
+}
+
+// One range, in its own read transaction: its rounds are its rows in order, so one pass over
+// full rows applies the same cutoff as AdmitByRounds without a second lookup per row. Each row
+// is handed over in place (views into the statement's current row).
+std::optional<StoreError> VisitOneRange(
+    Connection& conn, const CatchUpRange& range, uint32_t per_range, uint64_t byte_budget,
+    const std::function<bool(const StoredEnvelopeView&)>& visit) {
+  ReadTransaction txn(&conn);
+  if (MaybeError e = txn.Begin()) {
+    return *e;
+  }
+  StatementUse rows = conn.Use(
+      "SELECT sequence_id, topic, server_ns, expiry_ns, message_hash, is_commit_or_proposal, "
+      "payload FROM envelopes WHERE topic = ?1 AND sequence_id > ?2 AND sequence_id <= ?3 "
+      "ORDER BY sequence_id LIMIT ?4",
+      "catch-up rows");
+  rows.BindBlob(1, range.topic)
+      .BindInt64(2, range.after)
+      .BindInt64(3, range.through)
+      .BindInt64(4, per_range);
+  uint64_t used = 0;
+  bool first = true;
+  while (rows.Step()) {
+    const StoredEnvelopeView row{
+        .sequence_id = rows.ColumnInt64(0),
+        .server_ns = rows.ColumnInt64(2),
+        .message_hash = rows.ColumnBlobView(4),
+        .topic = rows.ColumnBlobView(1),
+        .expiry_ns = rows.ColumnIsNull(3) ? 0 : rows.ColumnInt64(3),  // NULL = exempt (ARC-025)
+        .is_commit_or_proposal = rows.ColumnInt64(5) != 0,
+        .payload = rows.ColumnBlobView(6),
+    };
+    const uint64_t cost = row.payload.size() + kRowOverheadBytes;
+    if (!first && (used > byte_budget || cost > byte_budget - used)) {
+      break;  // the first row is always admitted
+    }
+    first = false;
+    used += cost;
+    if (!visit(row)) {
+      break;
+    }
+  }
+  if (rows.error()) {
+    return *rows.error();
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<StoreError> VisitCatchUp(Connection& conn, const std::vector<CatchUpRange>& ranges,
+                                       uint32_t per_range, uint64_t byte_budget,
+                                       const Store::CatchUpVisitor& visit) {
+  if (ranges.size() == 1 && per_range > 0) {
+    return VisitOneRange(conn, ranges[0], per_range, byte_budget,
+                         [&](const StoredEnvelopeView& row) { return visit(0, row); });
+  }
+  // Several ranges are admitted by rounds over candidate ids first, then loaded: visited from
+  // the loaded rows.
+  auto fetched = ReadCatchUp(conn, ranges, per_range, byte_budget);
+  if (auto* error = std::get_if<StoreError>(&fetched)) {
+    return std::move(*error);
+  }
+  const auto& per = std::get<std::vector<std::vector<StoredEnvelope>>>(fetched);
+  for (size_t r = 0; r < per.size(); ++r) {
+    for (const StoredEnvelope& row : per[r]) {
+      if (!visit(r, StoredEnvelopeView::Of(row))) {
+        return std::nullopt;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 StoreResult<std::vector<std::vector<StoredEnvelope>>> ReadCatchUp(
     Connection& conn, const std::vector<CatchUpRange>& ranges, uint32_t per_range,
     uint64_t byte_budget) {
@@ -309,37 +396,23 @@ StoreResult<std::vector<std::vector<StoredEnvelope>>> ReadCatchUp(
   if (ranges.empty() || per_range == 0) {
     return out;
   }
+  if (ranges.size() == 1) {
+    std::optional<StoreError> error =
+        VisitOneRange(conn, ranges[0], per_range, byte_budget, [&](const StoredEnvelopeView& row) {
+          out[0].push_back(StoredEnvelope{
+              .meta = MetaOf(row),
+              .payload = std::string(row.payload),
+          });
+          return true;
+        });
+    if (error) {
+      return *std::move(error);
+    }
+    return out;
+  }
   ReadTransaction txn(&conn);
   if (MaybeError e = txn.Begin()) {
     return *e;
-  }
-  if (ranges.size() == 1) {
-    // One range: its rounds are its rows in order, so one pass over full rows applies the same
-    // cutoff as AdmitByRounds without a second lookup per row.
-    const CatchUpRange& range = ranges[0];
-    StatementUse rows = conn.Use(
-        "SELECT sequence_id, topic, server_ns, expiry_ns, message_hash, is_commit_or_proposal, "
-        "payload FROM envelopes WHERE topic = ?1 AND sequence_id > ?2 AND sequence_id <= ?3 "
-        "ORDER BY sequence_id LIMIT ?4",
-        "catch-up rows");
-    rows.BindBlob(1, range.topic)
-        .BindInt64(2, range.after)
-        .BindInt64(3, range.through)
-        .BindInt64(4, per_range);
-    uint64_t used = 0;
-    while (rows.Step()) {
-      StoredEnvelope envelope = ReadEnvelope(rows, /*with_payload=*/true);
-      const uint64_t cost = envelope.payload.size() + kRowOverheadBytes;
-      if (!out[0].empty() && (used > byte_budget || cost > byte_budget - used)) {
-        break;  // the first row is always admitted
-      }
-      used += cost;
-      out[0].push_back(std::move(envelope));
-    }
-    if (rows.error()) {
-      return *rows.error();
-    }
-    return out;
   }
   std::vector<std::vector<int64_t>> ids(ranges.size());
   std::vector<std::vector<uint64_t>> sizes(ranges.size());

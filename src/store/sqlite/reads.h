@@ -64,6 +64,12 @@ StoreResult<std::vector<int64_t>> ReadHeads(Connection& conn,
 // STORE.md 7 (catch-up history, store.h Store::CatchUp): per range its candidate ids with payload
 // sizes (envelopes_topic_sequence, at most `per_range`), then the byte cutoff (AdmitByRounds),
 // then full rows for the admitted ids only, all in one read transaction.
+// The same rows handed to `visit` (Store::VisitCatchUp): in place for a single range, from the
+// loaded rows otherwise.
+std::optional<StoreError> VisitCatchUp(Connection& conn, const std::vector<CatchUpRange>& ranges,
+                                       uint32_t per_range, uint64_t byte_budget,
+                                       const Store::CatchUpVisitor& visit);
+
 StoreResult<std::vector<std::vector<StoredEnvelope>>> ReadCatchUp(
     Connection& conn, const std::vector<CatchUpRange>& ranges, uint32_t per_range,
     uint64_t byte_budget);

@@ -197,6 +197,20 @@ StoreResult<std::vector<std::vector<StoredEnvelope>>> SqliteStore::CatchUp(
       [&](Connection& conn) { return ReadCatchUp(conn, ranges, per_range, byte_budget); });
 }
 
+std::optional<StoreError> SqliteStore::VisitCatchUp(const std::vector<CatchUpRange>& ranges,
+                                                    uint32_t per_range, uint64_t byte_budget,
+                                                    const CatchUpVisitor& visit) {
+  auto done = WithReader<bool>(*readers_, options_.statement_timeout_ms, [&](Connection& conn) {
+    std::optional<StoreError> error =
+        sqlite::VisitCatchUp(conn, ranges, per_range, byte_budget, visit);
+    return error ? StoreResult<bool>(*std::move(error)) : StoreResult<bool>(true);
+  });
+  if (auto* error = std::get_if<StoreError>(&done)) {
+    return std::move(*error);
+  }
+  return std::nullopt;
+}
+
 // The publish job for the writer thread: one savepoint inside the shared group transaction.
 void SqliteStore::RunPublish(Connection& conn, const CommitPublishRequest& request,
                              std::optional<StoreResult<PublishOutcome>>& outcome) {

@@ -74,6 +74,9 @@ class SqliteStore final : public Store {
       const std::vector<IdentifierKey>& identifiers) override;
   StoreResult<std::vector<std::vector<StoredEnvelope>>> CatchUp(
       const std::vector<CatchUpRange>& ranges, uint32_t per_range, uint64_t byte_budget) override;
+  std::optional<StoreError> VisitCatchUp(const std::vector<CatchUpRange>& ranges,
+                                         uint32_t per_range, uint64_t byte_budget,
+                                         const CatchUpVisitor& visit) override;
 
   // The last committed id, which on this engine is also the closed allocation boundary
   // (STORE.md 8): every id at or below it is committed. Never decreases, across restarts too.
