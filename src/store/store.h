@@ -278,10 +278,11 @@ class Store {
   virtual StoreResult<std::vector<std::vector<StoredEnvelope>>> CatchUp(
       const std::vector<CatchUpRange>& ranges, uint32_t per_range, uint64_t byte_budget) = 0;
 
-  // The rows CatchUp returns, handed to `visit` one at a time as (range index, row) in the same
-  // order (range by range, each ascending), where the engine can do so without copying them
-  // first. `visit` returns false to stop early (nothing is returned for the rest). Runs on the
-  // calling thread; the default materializes CatchUp's result.
+  // The rows CatchUp returns, handed to `visit` one at a time as (range index, row) where the
+  // engine can do so without copying them first: each range's rows in ascending order, ranges
+  // possibly interleaved (a row two ranges share may be handed over once per range). `visit`
+  // returns false to stop early (nothing more is handed over). Runs on the calling thread; the
+  // default materializes CatchUp's result and visits it range by range.
   using CatchUpVisitor = std::function<bool(size_t range, const StoredEnvelopeView& row)>;
   virtual std::optional<StoreError> VisitCatchUp(const std::vector<CatchUpRange>& ranges,
                                                  uint32_t per_range, uint64_t byte_budget,

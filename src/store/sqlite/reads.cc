@@ -300,9 +300,21 @@ StoreResult<std::vector<std::optional<std::string>>> ReadInboxIds(
   return out;
 }
 
-// implements: STORE.md 7 (catch-up history: sizes first, byte cutoff keeping each range's prefix,
-// payloads for admitted ids only, one snapshot), ARC-087
 namespace {
+
+// The current row of a full-row SELECT (sequence_id, topic, server_ns, expiry_ns, message_hash,
+// is_commit_or_proposal, payload), in place.
+StoredEnvelopeView ViewOf(const StatementUse& rows) {
+  return StoredEnvelopeView{
+      .sequence_id = rows.ColumnInt64(0),
+      .server_ns = rows.ColumnInt64(2),
+      .message_hash = rows.ColumnBlobView(4),
+      .topic = rows.ColumnBlobView(1),
+      .expiry_ns = rows.ColumnIsNull(3) ? 0 : rows.ColumnInt64(3),  // NULL = exempt (ARC-025)
+      .is_commit_or_proposal = rows.ColumnInt64(5) != 0,
+      .payload = rows.ColumnBlobView(6),
+  };
+}
 
 EnvelopeMeta MetaOf(const StoredEnvelopeView& row) {
   EnvelopeMeta meta;
@@ -338,15 +350,7 @@ std::optional<StoreError> VisitOneRange(
   uint64_t used = 0;
   bool first = true;
   while (rows.Step()) {
-    const StoredEnvelopeView row{
-        .sequence_id = rows.ColumnInt64(0),
-        .server_ns = rows.ColumnInt64(2),
-        .message_hash = rows.ColumnBlobView(4),
-        .topic = rows.ColumnBlobView(1),
-        .expiry_ns = rows.ColumnIsNull(3) ? 0 : rows.ColumnInt64(3),  // NULL = exempt (ARC-025)
-        .is_commit_or_proposal = rows.ColumnInt64(5) != 0,
-        .payload = rows.ColumnBlobView(6),
-    };
+    const StoredEnvelopeView row = ViewOf(rows);
     const uint64_t cost = row.payload.size() + kRowOverheadBytes;
     if (!first && (used > byte_budget || cost > byte_budget - used)) {
       break;  // the first row is always admitted
@@ -363,53 +367,12 @@ std::optional<StoreError> VisitOneRange(
   return std::nullopt;
 }
 
-}  // namespace
-
-std::optional<StoreError> VisitCatchUp(Connection& conn, const std::vector<CatchUpRange>& ranges,
-                                       uint32_t per_range, uint64_t byte_budget,
-                                       const Store::CatchUpVisitor& visit) {
-  if (ranges.size() == 1 && per_range > 0) {
-    return VisitOneRange(conn, ranges[0], per_range, byte_budget,
-                         [&](const StoredEnvelopeView& row) { return visit(0, row); });
-  }
-  // Several ranges are admitted by rounds over candidate ids first, then loaded: visited from
-  // the loaded rows.
-  auto fetched = ReadCatchUp(conn, ranges, per_range, byte_budget);
-  if (auto* error = std::get_if<StoreError>(&fetched)) {
-    return std::move(*error);
-  }
-  const auto& per = std::get<std::vector<std::vector<StoredEnvelope>>>(fetched);
-  for (size_t r = 0; r < per.size(); ++r) {
-    for (const StoredEnvelope& row : per[r]) {
-      if (!visit(r, StoredEnvelopeView::Of(row))) {
-        return std::nullopt;
-      }
-    }
-  }
-  return std::nullopt;
-}
-
-StoreResult<std::vector<std::vector<StoredEnvelope>>> ReadCatchUp(
-    Connection& conn, const std::vector<CatchUpRange>& ranges, uint32_t per_range,
-    uint64_t byte_budget) {
-  std::vector<std::vector<StoredEnvelope>> out(ranges.size());
-  if (ranges.empty() || per_range == 0) {
-    return out;
-  }
-  if (ranges.size() == 1) {
-    std::optional<StoreError> error =
-        VisitOneRange(conn, ranges[0], per_range, byte_budget, [&](const StoredEnvelopeView& row) {
-          out[0].push_back(StoredEnvelope{
-              .meta = MetaOf(row),
-              .payload = std::string(row.payload),
-          });
-          return true;
-        });
-    if (error) {
-      return *std::move(error);
-    }
-    return out;
-  }
+// Several ranges: candidate ids and sizes per range, admitted by rounds (AdmitByRounds), then
+// each admitted row read once, in id order, and handed to every range that has it (the same topic
+// may appear twice), so each range's rows arrive ascending.
+std::optional<StoreError> VisitRanges(Connection& conn, const std::vector<CatchUpRange>& ranges,
+                                      uint32_t per_range, uint64_t byte_budget,
+                                      const Store::CatchUpVisitor& visit) {
   ReadTransaction txn(&conn);
   if (MaybeError e = txn.Begin()) {
     return *e;
@@ -435,40 +398,65 @@ StoreResult<std::vector<std::vector<StoredEnvelope>>> ReadCatchUp(
     }
   }
   const std::vector<size_t> admitted = AdmitByRounds(sizes, byte_budget);
-  std::vector<int64_t> load;
+  std::vector<std::pair<int64_t, size_t>> load;  // (id, range), sorted: id order, then range
   for (size_t r = 0; r < ranges.size(); ++r) {
-    load.insert(load.end(), ids[r].begin(), ids[r].begin() + static_cast<ptrdiff_t>(admitted[r]));
+    for (size_t i = 0; i < admitted[r]; ++i) {
+      load.emplace_back(ids[r][i], r);
+    }
   }
-  StoreResult<std::vector<StoredEnvelope>> loaded = LoadEnvelopes(conn, load);
-  if (auto* e = std::get_if<StoreError>(&loaded)) {
-    return *e;
-  }
-  // Ranges may overlap (the same topic twice): a row loaded once serves every range that has it,
-  // moved to its last user and copied to the others.
-  auto& rows = std::get<std::vector<StoredEnvelope>>(loaded);
-  std::unordered_map<int64_t, size_t> index;
-  index.reserve(rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) {
-    index.emplace(rows[i].meta.sequence_id, i);
-  }
-  std::vector<uint32_t> uses(rows.size(), 0);
-  for (int64_t id : load) {
-    auto it = index.find(id);
-    if (it == index.end()) {
+  std::sort(load.begin(), load.end());
+  for (size_t k = 0; k < load.size();) {
+    const int64_t id = load[k].first;
+    StatementUse rows = conn.Use(
+        "SELECT sequence_id, topic, server_ns, expiry_ns, message_hash, is_commit_or_proposal, "
+        "payload FROM envelopes WHERE sequence_id = ?1",
+        "load rows");
+    rows.BindInt64(1, id);
+    if (!rows.Step()) {
+      if (rows.error()) {
+        return *rows.error();
+      }
       return InvariantError("catch-up: a candidate row vanished inside one snapshot");
     }
-    ++uses[it->second];
-  }
-  for (size_t r = 0; r < ranges.size(); ++r) {
-    out[r].reserve(admitted[r]);
-    for (size_t i = 0; i < admitted[r]; ++i) {
-      const size_t at = index.at(ids[r][i]);
-      if (--uses[at] == 0) {
-        out[r].push_back(std::move(rows[at]));
-      } else {
-        out[r].push_back(rows[at]);
+    const StoredEnvelopeView row = ViewOf(rows);
+    for (; k < load.size() && load[k].first == id; ++k) {
+      if (!visit(load[k].second, row)) {
+        return std::nullopt;
       }
     }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// implements: STORE.md 7 (catch-up history: sizes first, byte cutoff keeping each range's prefix,
+// payloads for admitted ids only, one snapshot), ARC-087
+std::optional<StoreError> VisitCatchUp(Connection& conn, const std::vector<CatchUpRange>& ranges,
+                                       uint32_t per_range, uint64_t byte_budget,
+                                       const Store::CatchUpVisitor& visit) {
+  if (ranges.empty() || per_range == 0) {
+    return std::nullopt;
+  }
+  if (ranges.size() == 1) {
+    return VisitOneRange(conn, ranges[0], per_range, byte_budget,
+                         [&](const StoredEnvelopeView& row) { return visit(0, row); });
+  }
+  return VisitRanges(conn, ranges, per_range, byte_budget, visit);
+}
+
+StoreResult<std::vector<std::vector<StoredEnvelope>>> ReadCatchUp(
+    Connection& conn, const std::vector<CatchUpRange>& ranges, uint32_t per_range,
+    uint64_t byte_budget) {
+  std::vector<std::vector<StoredEnvelope>> out(ranges.size());
+  std::optional<StoreError> error = VisitCatchUp(
+      conn, ranges, per_range, byte_budget, [&](size_t range, const StoredEnvelopeView& row) {
+        out[range].push_back(
+            StoredEnvelope{.meta = MetaOf(row), .payload = std::string(row.payload)});
+        return true;
+      });
+  if (error) {
+    return *std::move(error);
   }
   return out;
 }
