@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "fanout/fetch_permits.h"
 #include "fanout/registry.h"
+#include "fanout/wave_buffers.h"
 #include "store/db_pool.h"
 #include "store/store.h"
 #include "telemetry/metrics.h"
@@ -32,6 +33,7 @@ struct ApiContext {
   // Streams (issue 4): admission and dispatch, catch-up read permits, streams.* settings.
   fanout::Registry* registry = nullptr;
   fanout::FetchPermits* fetch_permits = nullptr;
+  fanout::WaveBuffers* wave_buffers = nullptr;
   config::StreamsConfig streams;
   // Spans of the span catalogue below the request span (publish stages, stream.*); nullptr: none.
   telemetry::Tracer* tracer = nullptr;

@@ -40,6 +40,7 @@ fanout::StreamDeps Deps(const ApiContext& ctx) {
                             .db = ctx.db,
                             .registry = ctx.registry,
                             .permits = ctx.fetch_permits,
+                            .wave_buffers = ctx.wave_buffers,
                             .metrics = ctx.metrics,
                             .encoder = EncodeServerEnvelope,
                             .tracer = ctx.tracer};

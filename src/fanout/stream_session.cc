@@ -339,11 +339,14 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
   const uint32_t per_range = std::max<uint32_t>(
       limits_.turn_rows,
       static_cast<uint32_t>(uint64_t{limits_.turn_topics} * limits_.turn_rows / wave.size()));
-  auto job = [store = deps_.store, encoder = deps_.encoder, ranges = std::move(ranges), per_range,
-              budget]() -> WaveResult {
+  auto job = [store = deps_.store, encoder = deps_.encoder, buffers = deps_.wave_buffers,
+              ranges = std::move(ranges), per_range, budget]() -> WaveResult {
     // Rows are encoded as the engine hands them over, straight from its buffers. The wave's size
     // is not known ahead: room for the budget is reserved, and only what is written is touched.
     Wave out;
+    if (buffers != nullptr) {
+      out.bytes = buffers->Take();
+    }
     out.bytes.reserve(std::min<uint64_t>(budget, kMaxWaveReserve) + kWaveReserveSlack);
     out.per_range.resize(ranges.size());
     bool encoded = true;
@@ -381,7 +384,7 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
     }
     co_return DatabaseFailure();
   }
-  const Wave& fetched = std::get<Wave>(result);
+  Wave& fetched = std::get<Wave>(result);
   const auto& per = fetched.per_range;
   if (per.size() != wave.size()) {
     co_return DatabaseFailure();
@@ -433,6 +436,9 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
     if (auto ending = QueueMessages(frame, false)) {
       co_return ending;
     }
+  }
+  if (deps_.wave_buffers != nullptr) {
+    deps_.wave_buffers->Give(std::move(fetched.bytes));  // every frame has copied its rows
   }
   // Unfinished registrations go to the back of the queue; finished ones turn live. Where the byte
   // cutoff ended the wave mid-round, the ones it left a row short go first, so the rounds of

@@ -21,6 +21,7 @@
 #include "fanout/fetch_permits.h"
 #include "fanout/messages_frame.h"
 #include "fanout/registry.h"
+#include "fanout/wave_buffers.h"
 #include "rpc/call.h"
 #include "store/db_pool.h"
 #include "store/store.h"
@@ -34,6 +35,7 @@ struct StreamDeps {
   store::DbPool* db = nullptr;
   Registry* registry = nullptr;
   FetchPermits* permits = nullptr;
+  WaveBuffers* wave_buffers = nullptr;  // nullptr: each wave allocates its own buffer
   telemetry::Metrics* metrics = nullptr;
   RowEncoder encoder;
   telemetry::Tracer* tracer = nullptr;  // stream.fetch spans; nullptr: none

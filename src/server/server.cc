@@ -28,7 +28,9 @@
 #include "config/socket_address.h"
 #include "fanout/fetch_permits.h"
 #include "fanout/registry.h"
+#include "fanout/stream_session.h"
 #include "fanout/tailer.h"
+#include "fanout/wave_buffers.h"
 #include "net/listener.h"
 #include "net/tls_stream.h"
 #include "rpc/dispatcher.h"
@@ -268,7 +270,13 @@ int Run(const config::Config& config, RunOptions options) {
   main_io.poll();
   main_io.restart();
   // Catch-up reads of all streams together use at most half the pooled connections.
-  fanout::FetchPermits fetch_permits(std::max<size_t>(1, config.database.max_connections / 2));
+  const size_t fetch_permit_count = std::max<size_t>(1, config.database.max_connections / 2);
+  fanout::FetchPermits fetch_permits(fetch_permit_count);
+  // One kept wave buffer per permit, each up to the largest wave a stream reads (the catch-up
+  // budget, plus an envelope past it): at most fetch_permit_count x ~5 MiB.
+  fanout::WaveBuffers wave_buffers(
+      fetch_permit_count,
+      fanout::StreamLimits{}.catch_up_bytes + 2 * config.limits.max_envelope_bytes + (1u << 20));
   store::DbPool db_pool(std::max<size_t>(1, config.database.max_connections));
   // One CPU thread per core, like the I/O threads: signature checks are pure CPU (ARCHITECTURE.md
   // section 2). The admission bound keeps the queue finite under a flood of publishes.
@@ -292,6 +300,7 @@ int Run(const config::Config& config, RunOptions options) {
       .max_publish_duration_ms = config.publishing.max_publish_duration_ms,
       .registry = &registry,
       .fetch_permits = &fetch_permits,
+      .wave_buffers = &wave_buffers,
       .streams = config.streams,
       .tracer = &tracer,
       .before_identity_commit = options.before_identity_commit,
