@@ -91,14 +91,7 @@ class Receiver:
     def spans(self):
         """[(resource attributes dict, span)] of everything received so far."""
         with self._cond:
-            out = []
-            for req in self.requests:
-                for rs in req.resource_spans:
-                    attrs = {kv.key: kv.value.string_value for kv in rs.resource.attributes}
-                    for ss in rs.scope_spans:
-                        for span in ss.spans:
-                            out.append((attrs, span))
-            return out
+            return self._spans_locked()
 
     def log_records(self):
         """[(resource attributes dict, log record)] of everything received so far."""
@@ -117,25 +110,18 @@ class Receiver:
 
     def wait_logs(self, predicate, timeout, what):
         """Waits until predicate(log records) is truthy; returns it."""
-        import time
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while True:
-                value = predicate([r for _, r in self._log_records_locked()])
-                if value:
-                    return value
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError("timed out waiting for " + what)
-                self._cond.wait(left)
+        return self._wait(self._log_records_locked, predicate, timeout, what)
 
     def wait_spans(self, predicate, timeout, what):
         """Waits (on arrivals, with a deadline) until predicate(spans) is truthy; returns it."""
+        return self._wait(self._spans_locked, predicate, timeout, what)
+
+    def _wait(self, items_locked, predicate, timeout, what):
         import time
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
-                value = predicate([s for _, s in self._spans_locked()])
+                value = predicate([item for _, item in items_locked()])
                 if value:
                     return value
                 left = deadline - time.monotonic()

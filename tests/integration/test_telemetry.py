@@ -531,7 +531,8 @@ class LogExportTest(unittest.TestCase):
             # The stdout line of the same request carries the same request id.
             lines = [r for r in server.log_records() if r.get("trace_id") == trace]
             self.assertEqual([r["request_id"] for r in lines], [attrs["request_id"].string_value])
-            resources = [a for a, r in receiver.log_records() if r is not None]
+            resources = [a for a, _ in receiver.log_records()]
+            self.assertTrue(resources)
             self.assertTrue(all(a["xmtp.backend.identifier"] == "test.local.xmtp" and
                                 a["service.name"] == "xb-under-test" for a in resources))
             self.assertIn(("/v1/logs", "application/x-protobuf"), receiver.paths)
