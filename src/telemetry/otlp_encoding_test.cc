@@ -1,6 +1,13 @@
 #include "telemetry/otlp_encoding.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 #include "opentelemetry/proto/collector/logs/v1/logs_service.pb.h"
 #include "opentelemetry/proto/collector/trace/v1/trace_service.pb.h"
@@ -240,6 +247,58 @@ TEST(OtlpExporterTest, FailedBatchesAreCountedAndShutdownIsBounded) {
     tracer.Start(Operation::kTailerPoll, {}).End();
   }
   EXPECT_GE((*exporter)->dropped(), 10u);
+}
+
+// verifies: OPS-015 — a collector that accepts and never answers costs each batch its request
+// timeout, counts it failed, and leaves the exporter able to post the next batch (the abandoned
+// exchange is dropped with its connection).
+TEST(OtlpExporterTest, ACollectorThatNeverAnswersTimesOutEachBatch) {
+  // Listening without accepting: the kernel completes the handshake, nobody reads or answers.
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(::listen(listener, 8), 0);
+  socklen_t length = sizeof(address);
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const std::string endpoint = "http://127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+
+  Metrics metrics("test");
+  auto exporter =
+      OtlpExporter::Create(OtlpExporterOptions{.endpoint = endpoint,
+                                               .resource = {{"service.name", "t"}},
+                                               .max_queue = 8,
+                                               .max_batch = 1,
+                                               .interval = std::chrono::milliseconds(10),
+                                               .request_timeout = std::chrono::milliseconds(200)},
+                           metrics);
+  ASSERT_TRUE(exporter.ok());
+  (*exporter)->Start();
+  Tracer tracer(metrics, TracerOptions{.sample_ratio = 1.0, .sink = exporter->get()});
+  auto failures = [&] {
+    const std::string text = metrics.Exposition();
+    const std::string_view name = "\nxmtp_telemetry_export_failures_total ";
+    const size_t at = text.find(name);
+    return at == std::string::npos ? 0 : std::stoi(text.substr(at + name.size()));
+  };
+  tracer.Start(Operation::kTailerPoll, {}).End();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (failures() < 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(failures(), 1);
+  tracer.Start(Operation::kTailerPoll, {}).End();  // the next batch: a new connection, again
+  while (failures() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(failures(), 2);
+  const auto start = std::chrono::steady_clock::now();
+  (*exporter)->Shutdown(start + std::chrono::seconds(2));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  EXPECT_EQ((*exporter)->exported_batches(), 0u);
+  ::close(listener);
 }
 
 }  // namespace
