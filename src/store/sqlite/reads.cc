@@ -11,6 +11,11 @@
 namespace xb::store::sqlite {
 namespace {
 
+// One whole row by id (the columns ReadEnvelope and ViewOf read), for every by-id load.
+constexpr const char* kRowById =
+    "SELECT sequence_id, topic, server_ns, expiry_ns, message_hash, is_commit_or_proposal, "
+    "payload FROM envelopes WHERE sequence_id = ?1";
+
 // Column order shared by every row read: sequence_id, topic, server_ns, expiry_ns, message_hash,
 // is_commit_or_proposal[, payload].
 EnvelopeMeta ReadMeta(const StatementUse& row) {
@@ -136,10 +141,7 @@ StoreResult<QueryPage> ReadQuery(Connection& conn, const std::vector<TopicCursor
 
   page.envelopes.reserve(candidates.size());
   for (int64_t id : candidates) {
-    StatementUse row = conn.Use(
-        "SELECT sequence_id, topic, server_ns, expiry_ns, message_hash, is_commit_or_proposal, "
-        "payload FROM envelopes WHERE sequence_id = ?1",
-        "query page");
+    StatementUse row = conn.Use(kRowById, "query page");
     row.BindInt64(1, id);
     if (!row.Step()) {
       if (row.error()) {
@@ -200,10 +202,7 @@ StoreResult<std::optional<StoredEnvelope>> ReadGet(Connection& conn, int64_t seq
   if (MaybeError e = txn.Begin()) {
     return *e;
   }
-  StatementUse row = conn.Use(
-      "SELECT sequence_id, topic, server_ns, expiry_ns, message_hash, is_commit_or_proposal, "
-      "payload FROM envelopes WHERE sequence_id = ?1",
-      "get");
+  StatementUse row = conn.Use(kRowById, "get");
   row.BindInt64(1, sequence_id);
   if (row.Step()) {
     return std::optional<StoredEnvelope>(ReadEnvelope(row, /*with_payload=*/true));
@@ -234,10 +233,7 @@ StoreResult<std::vector<StoredEnvelope>> LoadEnvelopes(Connection& conn,
   std::vector<StoredEnvelope> out;
   out.reserve(sorted.size());
   for (int64_t id : sorted) {
-    StatementUse row = conn.Use(
-        "SELECT sequence_id, topic, server_ns, expiry_ns, message_hash, is_commit_or_proposal, "
-        "payload FROM envelopes WHERE sequence_id = ?1",
-        "load rows");
+    StatementUse row = conn.Use(kRowById, "load rows");
     row.BindInt64(1, id);
     if (row.Step()) {
       out.push_back(ReadEnvelope(row, /*with_payload=*/true));
@@ -407,10 +403,7 @@ std::optional<StoreError> VisitRanges(Connection& conn, const std::vector<CatchU
   std::sort(load.begin(), load.end());
   for (size_t k = 0; k < load.size();) {
     const int64_t id = load[k].first;
-    StatementUse rows = conn.Use(
-        "SELECT sequence_id, topic, server_ns, expiry_ns, message_hash, is_commit_or_proposal, "
-        "payload FROM envelopes WHERE sequence_id = ?1",
-        "load rows");
+    StatementUse rows = conn.Use(kRowById, "load rows");
     rows.BindInt64(1, id);
     if (!rows.Step()) {
       if (rows.error()) {
