@@ -373,6 +373,7 @@ bool OtlpExporter::Post(std::string_view body, const std::string& path,
         for (int attempt = 0; attempt < 2; ++attempt) {
           const bool reused = s.open();
           if (!reused && !co_await Connect(s, target_, budget)) {
+            s.Close();  // a half-made connection is not one to reuse for the next batch
             break;
           }
           boost::system::error_code ec;
