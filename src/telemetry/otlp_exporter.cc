@@ -205,9 +205,7 @@ Result<std::unique_ptr<OtlpExporter>> OtlpExporter::Create(OtlpExporterOptions o
 }
 
 OtlpExporter::OtlpExporter(OtlpExporterOptions options, Target target, Metrics& metrics)
-    : options_(std::move(options)), target_(std::move(target)), metrics_(metrics) {
-  queue_.reserve(options_.max_queue);
-}
+    : options_(std::move(options)), target_(std::move(target)), metrics_(metrics) {}
 
 OtlpExporter::~OtlpExporter() { Shutdown(Clock::now()); }
 
@@ -232,41 +230,30 @@ void OtlpExporter::Shutdown(Clock::time_point deadline) {
   }
 }
 
-void OtlpExporter::Submit(SpanData&& span) {
+template <typename Item>
+void OtlpExporter::Enqueue(std::vector<Item>& queue, Item&& item, uint64_t& dropped) {
   {
     std::lock_guard lock(mu_);
-    if (stopping_) {  // spans ending during or after the shutdown flush are not exported
-      ++dropped_;
+    // Items ending during or after the shutdown flush are not exported; a full queue drops.
+    if (stopping_ || queue.size() >= options_.max_queue) {
+      ++dropped;
       return;
     }
-    if (queue_.size() >= options_.max_queue) {
-      ++dropped_;
-      return;
+    if (queue.capacity() == 0) {
+      queue.reserve(options_.max_queue);  // once, on first use: no allocation per item
     }
-    queue_.push_back(std::move(span));
-    if (queue_.size() < options_.max_batch) {
+    queue.push_back(std::move(item));
+    if (queue.size() < options_.max_batch) {
       return;
     }
   }
   cv_.notify_one();
 }
 
+void OtlpExporter::Submit(SpanData&& span) { Enqueue(queue_, std::move(span), dropped_); }
+
 void OtlpExporter::SubmitLog(LogRecordData&& record) {
-  {
-    std::lock_guard lock(mu_);
-    if (stopping_ || log_queue_.size() >= options_.max_queue) {
-      ++dropped_logs_;
-      return;
-    }
-    if (log_queue_.capacity() == 0) {
-      log_queue_.reserve(options_.max_queue);  // only once records are exported at all
-    }
-    log_queue_.push_back(std::move(record));
-    if (log_queue_.size() < options_.max_batch) {
-      return;
-    }
-  }
-  cv_.notify_one();
+  Enqueue(log_queue_, std::move(record), dropped_logs_);
 }
 
 uint64_t OtlpExporter::dropped() const {
@@ -287,7 +274,6 @@ uint64_t OtlpExporter::exported_batches() const {
 void OtlpExporter::Run() {
   std::vector<SpanData> spans;
   std::vector<LogRecordData> logs;
-  spans.reserve(options_.max_queue);
   OtlpEncoder encoder(options_.resource);
   while (true) {
     Clock::time_point deadline;
@@ -306,12 +292,9 @@ void OtlpExporter::Run() {
         }
         continue;
       }
-      spans.swap(queue_);  // the queues keep the batches' (reserved) storage
+      // The queues take the previous batches' storage (Export clears, keeping capacity).
+      spans.swap(queue_);
       logs.swap(log_queue_);
-      queue_.reserve(options_.max_queue);
-      if (!logs.empty()) {
-        log_queue_.reserve(options_.max_queue);
-      }
     }
     uint64_t dropped = 0;
     uint64_t dropped_logs = 0;

@@ -75,6 +75,10 @@ class OtlpExporter final : public SpanSink, public LogRecordSink {
  private:
   OtlpExporter(OtlpExporterOptions options, Target target, Metrics& metrics);
   void Run();
+  // Appends `item` to `queue` (queue_ or log_queue_) under mu_, or counts it in `dropped` (a
+  // member guarded by mu_) when stopping or full; wakes the thread once a batch is ready.
+  template <typename Item>
+  void Enqueue(std::vector<Item>& queue, Item&& item, uint64_t& dropped);
   // Posts one body to `path`; true when the collector answered 2xx before `deadline`.
   bool Post(std::string_view body, const std::string& path,
             std::chrono::steady_clock::time_point deadline);
