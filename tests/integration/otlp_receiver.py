@@ -99,14 +99,7 @@ class Receiver:
             return self._log_records_locked()
 
     def _log_records_locked(self):
-        out = []
-        for req in self.log_requests:
-            for rl in req.resource_logs:
-                attrs = {kv.key: kv.value.string_value for kv in rl.resource.attributes}
-                for sl in rl.scope_logs:
-                    for record in sl.log_records:
-                        out.append((attrs, record))
-        return out
+        return _items(self.log_requests, "resource_logs", "scope_logs", "log_records")
 
     def wait_logs(self, predicate, timeout, what):
         """Waits until predicate(log records) is truthy; returns it."""
@@ -130,11 +123,17 @@ class Receiver:
                 self._cond.wait(left)
 
     def _spans_locked(self):
-        out = []
-        for req in self.requests:
-            for rs in req.resource_spans:
-                attrs = {kv.key: kv.value.string_value for kv in rs.resource.attributes}
-                for ss in rs.scope_spans:
-                    for span in ss.spans:
-                        out.append((attrs, span))
-        return out
+        return _items(self.requests, "resource_spans", "scope_spans", "spans")
+
+
+def _items(requests, resource_field, scope_field, item_field):
+    """[(resource attributes dict, item)] of decoded export requests: spans and log records are
+    nested the same way (resource, then scope, then items) under different field names."""
+    out = []
+    for req in requests:
+        for resource in getattr(req, resource_field):
+            attrs = {kv.key: kv.value.string_value for kv in resource.resource.attributes}
+            for scope in getattr(resource, scope_field):
+                for item in getattr(scope, item_field):
+                    out.append((attrs, item))
+    return out
