@@ -65,7 +65,6 @@ class Writer {
     Byte(Tag(field, kFixed64));
     LittleEndian(v);
   }
-  void LittleEndianU64(uint64_t v) { LittleEndian(v); }
   void Fixed32(uint64_t tag, uint32_t v) {
     Varint(tag);
     LittleEndian(v);
@@ -272,8 +271,6 @@ std::string_view SeverityText(LogLevel level) {
   return "TRACE";
 }
 
-constexpr uint64_t kObservedTimeTag = 11 << 3 | kFixed64;  // LogRecord.observed_time_unix_nano
-
 // The size of an AnyValue holding `value`.
 size_t AnyValueSize(const LogRecordData::Value& value) {
   if (const auto* text = std::get_if<std::string>(&value)) {
@@ -305,7 +302,7 @@ void WriteAnyValue(const LogRecordData::Value& value, Writer& w) {
 
 // The size of logs.v1.LogRecord's own fields.
 size_t LogSize(const LogRecordData& record) {
-  size_t size = 9 + VarintSize(kObservedTimeTag) + 8;  // time_unix_nano, observed_time_unix_nano
+  size_t size = 2 * 9;  // time_unix_nano, observed_time_unix_nano
   size += 1 + VarintSize(SeverityNumber(record.level));
   size += FieldSize(SeverityText(record.level).size());
   size += FieldSize(FieldSize(record.message.size()));  // body = 5: AnyValue { string_value }
@@ -320,10 +317,9 @@ size_t LogSize(const LogRecordData& record) {
 
 // logs.v1.LogRecord's fields, exactly LogSize bytes.
 void WriteLog(const LogRecordData& record, Writer& w) {
-  w.Fixed64(1, record.time_unix_ns);  // time_unix_nano
-  w.Varint(kObservedTimeTag);         // observed_time_unix_nano: read when the line was written
-  w.LittleEndianU64(record.time_unix_ns);
-  w.Byte(Tag(2, kVarint));  // severity_number
+  w.Fixed64(1, record.time_unix_ns);   // time_unix_nano
+  w.Fixed64(11, record.time_unix_ns);  // observed_time_unix_nano: read when the line was written
+  w.Byte(Tag(2, kVarint));             // severity_number
   w.Varint(SeverityNumber(record.level));
   w.Bytes(3, SeverityText(record.level));  // severity_text
   w.Byte(Tag(5, kLengthDelimited));        // body
