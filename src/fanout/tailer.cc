@@ -180,6 +180,12 @@ void Tailer::Run() {
       if (outcome == PollOutcome::kIncomplete) {
         continue;  // ARC-071: a poll cut short polls again at once
       }
+      // A commit wakes the next poll early, but no earlier than commit_wake_gap after this one
+      // began: under a publish load the polls stay bounded in number.
+      const auto gap = std::min(options_.commit_wake_gap, options_.poll_interval);
+      if (gap.count() > 0 && !SleepUntil(started + gap, /*wake_on_commit=*/false)) {
+        return;
+      }
       if (!SleepUntil(started + options_.poll_interval, /*wake_on_commit=*/true)) {
         return;
       }

@@ -25,7 +25,9 @@ namespace xb::fanout {
 struct TailerOptions {
   std::chrono::milliseconds poll_interval{100};  // streams.poll_interval_ms
   uint64_t max_gap_ranges = 10000;               // streams.max_gap_ranges
-  telemetry::Tracer* tracer = nullptr;           // tailer.bootstrap / tailer.poll spans
+  // The least time from one poll's start to the next when a commit wakes it (Store::CommitWakeGap).
+  std::chrono::milliseconds commit_wake_gap{0};
+  telemetry::Tracer* tracer = nullptr;  // tailer.bootstrap / tailer.poll spans
 };
 
 class Tailer {

@@ -238,6 +238,7 @@ int Run(const config::Config& config, RunOptions options) {
                         fanout::TailerOptions{.poll_interval = std::chrono::milliseconds(
                                                   config.streams.poll_interval_ms),
                                               .max_gap_ranges = config.streams.max_gap_ranges,
+                                              .commit_wake_gap = store->CommitWakeGap(),
                                               .tracer = &tracer});
   store->SetCommitListener([&tailer](int64_t last_id) { tailer.OnCommit(last_id); });
   // The tailer and the commit listener stop before the store closes, on every return path.

@@ -303,9 +303,14 @@ class Store {
   }
 
   // Called right after each commit that stored rows, with the new last id, on the committing
-  // thread (the tailer's in-process wake-up on SQLite, STORE.md 8). It must be quick and must not
-  // call into the store. Engines without in-process commits (PostgreSQL) never call it.
+  // thread (the tailer's in-process wake-up, STORE.md 8; on PostgreSQL for this instance's own
+  // publishes). It must be quick and must not call into the store.
   virtual void SetCommitListener(std::function<void(int64_t last_id)> listener) { (void)listener; }
+
+  // How soon after one tailer poll began a commit may start the next. Zero where a poll is an
+  // in-process read (SQLite); an engine whose poll costs a round of statements on a database
+  // connection asks for a gap, so that its poll rate stays bounded under a publish load.
+  virtual std::chrono::milliseconds CommitWakeGap() const { return std::chrono::milliseconds(0); }
 };
 
 }  // namespace xb::store

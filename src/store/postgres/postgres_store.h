@@ -100,6 +100,10 @@ class PostgresStore final : public Store {
   // Called after each CommitPublish that stored rows, on the publishing thread: wakes this
   // instance's tailer early (it still polls every streams.poll_interval_ms for other instances).
   void SetCommitListener(std::function<void(int64_t last_id)> listener) override;
+  // A poll is five statements on the tailer's connection. Woken by every commit, the tailer
+  // polled about 270 times a second under 2,300 publishes/s (its backend about 13% of a core);
+  // 10 ms keeps the added delivery delay far inside the poll-interval latency goal.
+  std::chrono::milliseconds CommitWakeGap() const override { return std::chrono::milliseconds(10); }
 
  private:
   explicit PostgresStore(PostgresOptions options);
