@@ -33,6 +33,7 @@ struct Options {
   std::string target;
   Mode mode = Mode::kPublish;
   int clients = 1;
+  int threads = 1;  // completion-queue threads of the unary modes
   int envelopes = 1;
   int payload = 1024;
   int topics = 64;

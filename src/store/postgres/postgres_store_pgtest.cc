@@ -538,8 +538,12 @@ TEST_F(PostgresStoreTest, ConcurrentCombinedPublishesKeepEachRequestsOwnOutcome)
 
 TEST_F(PostgresStoreTest, ConcurrentDuplicatePublishesBothSucceedWithOneId) {
   // verifies: API-222
+  // Two instances on one database: one instance never runs two transactions on a topic at once
+  // (its combiner keeps the second queued), so concurrent copies come from different instances.
   auto store = Open();
   ASSERT_NE(store, nullptr);
+  auto other_instance = Open();
+  ASSERT_NE(other_instance, nullptr);
   const std::string topic = GroupTopic(1);
   // Hold the topic's lock so that both publishers queue on it, then let them go together.
   Params key;
@@ -550,11 +554,9 @@ TEST_F(PostgresStoreTest, ConcurrentDuplicatePublishesBothSucceedWithOneId) {
   PublishItem failing = plain;  // its own validation failed, but a concurrent copy commits
   failing.pending_failure = InvalidArgument("validation failed");
   StoreResult<CommitPublishResult> results[2];
-  // One after the other, so that they are two transactions (queued together, the combiner would
-  // run them as one, where the second is an in-batch duplicate).
   std::thread a([&] { results[0] = store->CommitPublish(Request({plain})); });
   ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 1; }));
-  std::thread b([&] { results[1] = store->CommitPublish(Request({plain})); });
+  std::thread b([&] { results[1] = other_instance->CommitPublish(Request({plain})); });
   ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 2; }));
   Params key2;
   key2.Int8(TopicKey(topic));
@@ -722,14 +724,18 @@ TEST_F(PostgresStoreTest, RequestWhoseLifetimeEndsWhileQueuedFailsAloneAndStores
   auto store = Open();  // two leader threads
   ASSERT_NE(store, nullptr);
   const std::string topic = GroupTopic(5);
+  const std::string other = GroupTopic(8);
   Params key;
   key.Int8(TopicKey(topic));
+  Params other_key;
+  other_key.Int8(TopicKey(other));
   Sql("SELECT pg_advisory_lock($1::int8)", key);
-  // Both leaders wait on the held topic lock, each with its own transaction.
+  Sql("SELECT pg_advisory_lock($1::int8)", other_key);
+  // Both leaders wait on a held topic lock, each with its own transaction.
   StoreResult<CommitPublishResult> first, second;
   std::thread a([&] { first = store->CommitPublish(Request({Item(topic, "first")})); });
   ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 1; }));
-  std::thread b([&] { second = store->CommitPublish(Request({Item(topic, "second")})); });
+  std::thread b([&] { second = store->CommitPublish(Request({Item(other, "second")})); });
   ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 2; }));
   // Two more requests queue behind them through the asynchronous entry, so that the next free
   // leader takes both: one outlives its deadline there, the other does not.
@@ -751,6 +757,7 @@ TEST_F(PostgresStoreTest, RequestWhoseLifetimeEndsWhileQueuedFailsAloneAndStores
   ASSERT_TRUE(start(Request({Item(GroupTopic(7), "live")}), live));
   std::this_thread::sleep_for(milliseconds(400));
   Sql("SELECT pg_advisory_unlock($1::int8)", key);
+  Sql("SELECT pg_advisory_unlock($1::int8)", other_key);
   a.join();
   b.join();
   {
@@ -769,6 +776,55 @@ TEST_F(PostgresStoreTest, RequestWhoseLifetimeEndsWhileQueuedFailsAloneAndStores
   EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes"), 3);
   EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes WHERE payload = 'late'::bytea"), 0);
   EXPECT_EQ(store->released_open_transactions(), 0u);
+}
+
+// Leaders never run two transactions on one topic at once: a request on a topic another
+// leader's transaction holds stays queued (in order behind it), and a free leader takes a later
+// request on another topic instead of waiting for that transaction's locks.
+TEST_F(PostgresStoreTest, ARequestOnAFreeTopicIsNotHeldBehindTwoOnABusyOne) {
+  // verifies: STORE.md 3.1 (group commit keeps the per-topic order of ARC-031)
+  auto store = Open();  // two leader threads
+  ASSERT_NE(store, nullptr);
+  const std::string busy = GroupTopic(5);
+  Params key;
+  key.Int8(TopicKey(busy));
+  Sql("SELECT pg_advisory_lock($1::int8)", key);
+  std::mutex mu;
+  std::condition_variable done;
+  std::optional<StoreResult<CommitPublishResult>> first, second, free;
+  auto start = [&](CommitPublishRequest request,
+                   std::optional<StoreResult<CommitPublishResult>>& into) {
+    return store->StartCommitPublish(std::make_shared<CommitPublishRequest>(std::move(request)),
+                                     [&](StoreResult<CommitPublishResult> r) {
+                                       std::lock_guard lock(mu);
+                                       into = std::move(r);
+                                       done.notify_one();
+                                     });
+  };
+  ASSERT_TRUE(start(Request({Item(busy, "first")}), first));
+  ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 1; }));
+  ASSERT_TRUE(start(Request({Item(busy, "second")}), second));
+  ASSERT_TRUE(start(Request({Item(GroupTopic(6), "free")}), free));
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(done.wait_for(lock, seconds(10), [&] { return free.has_value(); }));
+    EXPECT_TRUE(std::holds_alternative<CommitPublishResult>(*free)) << Describe(*free);
+    EXPECT_FALSE(first.has_value());
+    EXPECT_FALSE(second.has_value());
+  }
+  // The second request on the busy topic never reached the database while the first held it.
+  EXPECT_EQ(WaitingAdvisoryLocks(), 1);
+  Sql("SELECT pg_advisory_unlock($1::int8)", key);
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(
+        done.wait_for(lock, seconds(10), [&] { return first.has_value() && second.has_value(); }));
+  }
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(*first)) << Describe(*first);
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(*second)) << Describe(*second);
+  EXPECT_LT(std::get<CommitPublishResult>(*first).metas[0].sequence_id,
+            std::get<CommitPublishResult>(*second).metas[0].sequence_id);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes"), 3);
 }
 
 TEST_F(PostgresStoreTest, StartCommitPublishTakesGroupMessagesButNotIdentityUpdates) {
@@ -829,6 +885,29 @@ TEST_F(PostgresStoreTest, OverflowAfterAllocationRollsBackAndCountsNothing) {
   EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes"), 0);
   EXPECT_EQ(SqlInt("SELECT count(*) FROM topic_watermark"), 0);
   EXPECT_EQ(store->released_open_transactions(), 0u);
+}
+
+// ARC-034 held inside the server: the watermark check shares the round trip with the COMMIT, so a
+// topic whose watermark cannot advance (here one set above every id the sequence will draw) must
+// abort the transaction before that COMMIT runs.
+TEST_F(PostgresStoreTest, AWatermarkThatCannotAdvanceFailsThePublishAndStoresNothing) {
+  // verifies: ARC-034
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  const std::string stuck = GroupTopic(1);
+  Params topic;
+  topic.Bytea(stuck);
+  Sql("INSERT INTO topic_watermark (topic, last_sequence_id) VALUES ($1::bytea, 9000000000000)",
+      topic);
+  auto failed = store->CommitPublish(Request({Item(GroupTopic(2), "a"), Item(stuck, "b")}));
+  EXPECT_EQ(KindOf(failed), ErrorKind::kInvariant);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes"), 0);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM topic_watermark"), 1);
+  EXPECT_EQ(store->released_open_transactions(), 0u);
+  // The connection was left clean: the next publish commits.
+  auto stored = store->CommitPublish(Request({Item(GroupTopic(2), "a")}));
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(stored));
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes"), 1);
 }
 
 // ---- Connections and the pool. ----

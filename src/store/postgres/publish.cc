@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -59,6 +60,41 @@ SELECT u.id, u.topic, $3::int8, u.expiry, u.hash, u.cp, u.payload, u.push, u.hma
 FROM unnest($1::int8[], $2::bytea[], $4::int8[], $5::bytea[], $6::bool[], $7::bytea[],
             $8::bool[], $9::bytea[])
      AS u(id, topic, expiry, hash, cp, payload, push, hmac))sql";
+
+// Steps 9-11 as one statement, for rows with no identity projection: one id per row drawn after
+// every lock (the barrier precedes it in the same round trip) and matched to the rows in item
+// order by rank, so the order nextval ran in does not matter (ARC-030); server_ns is the
+// transaction start for every row (ARC-035); expiry_ns the checked sum (bigint overflow is SQLSTATE
+// 22003, OPS-020); each topic's watermark advanced (ARC-034). A topic that did not advance divides
+// by zero (SQLSTATE 22012), which aborts the transaction before the COMMIT queued behind it runs:
+// plain SQL has no RAISE, and the check has to hold inside the server to share the round trip.
+constexpr const char* kAllocateInsertAdvance = R"sql(
+WITH drawn AS MATERIALIZED (
+  SELECT nextval('envelope_sequence') AS id FROM generate_series(1, cardinality($1::bytea[]))),
+ranked AS (SELECT d.id, row_number() OVER (ORDER BY d.id) AS ord FROM drawn AS d),
+clock AS (SELECT (extract(epoch FROM transaction_timestamp()) * 1000000000)::bigint AS ns),
+inserted AS (
+  INSERT INTO envelopes (sequence_id, topic, server_ns, expiry_ns, message_hash,
+                         is_commit_or_proposal, payload, push_eligible, sender_hmac)
+  SELECT r.id, u.topic, c.ns, c.ns + u.retention * 1000000000, u.hash, u.cp, u.payload, u.push,
+         u.hmac
+  FROM unnest($1::bytea[], $2::bytea[], $3::int8[], $4::bool[], $5::bytea[], $6::bool[],
+              $7::bytea[]) WITH ORDINALITY AS u(topic, hash, retention, cp, payload, push, hmac, ord)
+  JOIN ranked AS r ON r.ord = u.ord
+  CROSS JOIN clock AS c
+  RETURNING sequence_id, topic, server_ns, expiry_ns),
+advanced AS (
+  INSERT INTO topic_watermark AS w (topic, last_sequence_id)
+  SELECT i.topic, max(i.sequence_id) FROM inserted AS i GROUP BY i.topic
+  ON CONFLICT (topic) DO UPDATE SET last_sequence_id = excluded.last_sequence_id
+    WHERE w.last_sequence_id < excluded.last_sequence_id
+  RETURNING w.topic)
+SELECT i.sequence_id, i.server_ns, i.expiry_ns,
+       1 / ((SELECT count(*) FROM advanced) = (SELECT count(DISTINCT x.topic) FROM inserted AS x))::int
+FROM inserted AS i
+ORDER BY i.sequence_id)sql";
+constexpr std::string_view kNumericOutOfRange = "22003";
+constexpr std::string_view kDivisionByZero = "22012";
 
 // ARC-034: a watermark only moves up; every row returned is a topic that advanced.
 constexpr const char* kAdvanceWatermarks = R"sql(
@@ -131,6 +167,16 @@ StoreError Invariant(std::string message) {
   return DbError::MakeStoreError(ErrorKind::kInvariant, std::move(message));
 }
 
+StoreError ExpiryOverflow() {
+  return DbError::MakeStoreError(
+      ErrorKind::kOverflow,
+      "commit publish: expiry does not fit a signed 64-bit nanosecond timestamp");
+}
+
+StoreError WatermarkStuck() {
+  return Invariant("commit publish: a topic watermark did not advance");
+}
+
 StoreError Admission(size_t item, Status status) {
   StoreError error = DbError::MakeStoreError(ErrorKind::kAdmission, "publish admission failed");
   error.item = item;
@@ -158,6 +204,32 @@ std::optional<StoreError> CheckRequest(const CommitPublishRequest& request) {
   }
   return std::nullopt;
 }
+
+// The new rows' columns in item order, as the insert statements bind them.
+struct NewRows {
+  std::vector<std::string_view> topics;
+  std::vector<std::string_view> hashes;
+  std::vector<std::optional<uint64_t>> retention_seconds;  // none for exempt kinds
+  std::vector<bool> commit_flags;
+  std::vector<std::string_view> payloads;
+  std::vector<bool> push_flags;
+  std::vector<std::optional<std::string_view>> hmacs;
+
+  void Add(const PublishItem& item, std::string_view hash, const RetentionSeconds& retention) {
+    topics.push_back(item.topic);
+    hashes.push_back(hash);
+    retention_seconds.push_back(RetentionFor(item, retention));
+    commit_flags.push_back(item.is_commit_or_proposal);
+    payloads.push_back(item.payload);
+    push_flags.push_back(item.push_eligible);
+    if (item.sender_hmac) {
+      hmacs.emplace_back(std::string_view(reinterpret_cast<const char*>(item.sender_hmac->data()),
+                                          item.sender_hmac->size()));
+    } else {
+      hmacs.emplace_back(std::nullopt);
+    }
+  }
+};
 
 struct BatchFailure {
   StoreError error;
@@ -438,6 +510,85 @@ std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Publis
     return outcomes();
   }
 
+  auto adopt_copies = [&] {
+    for (size_t f = 0; f < n; ++f) {
+      if (copy_of[f] != std::numeric_limits<size_t>::max()) {
+        meta_of(f) = meta_of(copy_of[f]);
+        results[flat[f].request].duplicate[flat[f].item] = true;
+      }
+    }
+  };
+  NewRows rows;
+  for (size_t f : fresh) {
+    rows.Add(item_of(f), hashes[f], requests[flat[f].request]->retention);
+  }
+  // Steps 9-13 in one round trip when no new row projects identity changes (the projection needs
+  // each row's id on the client): the barrier, kAllocateInsertAdvance and the COMMIT.
+  if (std::none_of(fresh.begin(), fresh.end(),
+                   [&](size_t f) { return !item_of(f).identity_changes.empty(); })) {
+    std::vector<std::optional<int64_t>> retentions;
+    for (const std::optional<uint64_t>& seconds : rows.retention_seconds) {
+      if (seconds && *seconds > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        return batch_failure(ExpiryOverflow());
+      }
+      retentions.push_back(seconds ? std::optional<int64_t>(static_cast<int64_t>(*seconds))
+                                   : std::nullopt);
+    }
+    Params params;
+    params.ByteaArray(rows.topics)
+        .ByteaArray(rows.hashes)
+        .NullableInt8Array(retentions)
+        .BoolArray(rows.commit_flags)
+        .ByteaArray(rows.payloads)
+        .BoolArray(rows.push_flags)
+        .NullableByteaArray(rows.hmacs);
+    constexpr size_t kStatementAt = 1;
+    constexpr size_t kCommitAt = 2;
+    size_t failed_at = 0;
+    auto r = Round("commit publish: insert and commit",
+                   {{.sql = kAllocationBarrier, .params = nullptr},
+                    {.sql = kAllocateInsertAdvance, .params = &params},
+                    {.sql = kCommit, .params = nullptr}},
+                   &failed_at);
+    if (auto* e = std::get_if<DbError>(&r)) {
+      if (failed_at == kStatementAt && e->sqlstate == kNumericOutOfRange) {
+        return batch_failure(ExpiryOverflow());
+      }
+      if (failed_at == kStatementAt && e->sqlstate == kDivisionByZero) {
+        return batch_failure(WatermarkStuck());
+      }
+      // Up to the COMMIT's own error answer nothing committed; past it (a deadline or a lost
+      // connection after sending) the outcome is unknown (ARC-053).
+      return BatchFailure{.error = Fail(*e), .retry_alone = failed_at <= kCommitAt};
+    }
+    open_ = false;
+    const std::vector<PgResult>& out = std::get<std::vector<PgResult>>(r);
+    if (out[kCommitAt].CommandTag() != "COMMIT") {
+      return BatchFailure{
+          .error = Fail(Invariant("commit publish: the transaction did not commit")),
+          .retry_alone = false};
+    }
+    const PgResult& stored = out[kStatementAt];
+    if (static_cast<size_t>(stored.rows()) != fresh.size()) {
+      return BatchFailure{
+          .error = Fail(Invariant("commit publish: the insert returned the wrong number of rows")),
+          .retry_alone = false};
+    }
+    for (size_t k = 0; k < fresh.size(); ++k) {
+      const int row = static_cast<int>(k);
+      const PublishItem& item = item_of(fresh[k]);
+      EnvelopeMeta& meta = meta_of(fresh[k]);
+      meta.sequence_id = stored.Int8(row, 0);
+      meta.server_ns = stored.Int8(row, 1);
+      meta.expiry_ns = stored.IsNull(row, 2) ? 0 : stored.Int8(row, 2);
+      meta.message_hash = item.message_hash;
+      meta.topic = item.topic;
+      meta.is_commit_or_proposal = item.is_commit_or_proposal;
+    }
+    adopt_copies();
+    return outcomes();
+  }
+
   // Step 9 in one round trip: the allocation barrier, shared, then one id per new item in item
   // order (ARC-030).
   std::vector<int64_t> ids;
@@ -468,39 +619,19 @@ std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Publis
 
   // Step 10: rows in item order. server_ns is the transaction start, the same for every row, never
   // clamped to an earlier row's time (ARC-035).
-  std::vector<std::string_view> row_topics;
   std::vector<std::optional<int64_t>> expiries;
-  std::vector<std::string_view> row_hashes;
-  std::vector<bool> commit_flags;
-  std::vector<std::string_view> payloads;
-  std::vector<bool> push_flags;
-  std::vector<std::optional<std::string_view>> hmacs;
   for (size_t k = 0; k < fresh.size(); ++k) {
-    const size_t f = fresh[k];
-    const PublishItem& item = item_of(f);
+    const PublishItem& item = item_of(fresh[k]);
     std::optional<int64_t> expiry;
-    if (auto seconds = RetentionFor(item, requests[flat[f].request]->retention)) {
+    if (const std::optional<uint64_t>& seconds = rows.retention_seconds[k]) {
       expiry = CheckedExpiry(server_ns, *seconds);
       if (!expiry) {
-        return batch_failure(DbError::MakeStoreError(
-            ErrorKind::kOverflow,
-            "commit publish: expiry does not fit a signed 64-bit nanosecond timestamp"));
+        return batch_failure(ExpiryOverflow());
       }
     }
-    row_topics.push_back(item.topic);
     expiries.push_back(expiry);
-    row_hashes.push_back(hashes[f]);
-    commit_flags.push_back(item.is_commit_or_proposal);
-    payloads.push_back(item.payload);
-    push_flags.push_back(item.push_eligible);
-    if (item.sender_hmac) {
-      hmacs.emplace_back(std::string_view(reinterpret_cast<const char*>(item.sender_hmac->data()),
-                                          item.sender_hmac->size()));
-    } else {
-      hmacs.emplace_back(std::nullopt);
-    }
 
-    EnvelopeMeta& meta = meta_of(f);
+    EnvelopeMeta& meta = meta_of(fresh[k]);
     meta.sequence_id = ids[k];
     meta.server_ns = server_ns;
     meta.message_hash = item.message_hash;
@@ -513,16 +644,16 @@ std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Publis
   {
     Params insert_params;
     insert_params.Int8Array(ids)
-        .ByteaArray(row_topics)
+        .ByteaArray(rows.topics)
         .Int8(server_ns)
         .NullableInt8Array(expiries)
-        .ByteaArray(row_hashes)
-        .BoolArray(commit_flags)
-        .ByteaArray(payloads)
-        .BoolArray(push_flags)
-        .NullableByteaArray(hmacs);
+        .ByteaArray(rows.hashes)
+        .BoolArray(rows.commit_flags)
+        .ByteaArray(rows.payloads)
+        .BoolArray(rows.push_flags)
+        .NullableByteaArray(rows.hmacs);
     Params watermark_params;
-    watermark_params.ByteaArray(row_topics).Int8Array(ids);
+    watermark_params.ByteaArray(rows.topics).Int8Array(ids);
     std::deque<Params> projection_params;
     std::vector<Connection::Statement> round = {
         {.sql = kInsert, .params = &insert_params},
@@ -541,9 +672,9 @@ std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Publis
     if (auto* e = std::get_if<DbError>(&r)) {
       return batch_failure(*e);  // 23505 included: never mapped to duplicate success (ARC-050)
     }
-    std::set<std::string_view> distinct(row_topics.begin(), row_topics.end());
+    std::set<std::string_view> distinct(rows.topics.begin(), rows.topics.end());
     if (static_cast<size_t>(std::get<std::vector<PgResult>>(r)[1].rows()) != distinct.size()) {
-      return batch_failure(Invariant("commit publish: a topic watermark did not advance"));
+      return batch_failure(WatermarkStuck());
     }
   }
 
@@ -564,12 +695,7 @@ std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Publis
           .retry_alone = false};
     }
   }
-  for (size_t f = 0; f < n; ++f) {
-    if (copy_of[f] != std::numeric_limits<size_t>::max()) {
-      meta_of(f) = meta_of(copy_of[f]);
-      results[flat[f].request].duplicate[flat[f].item] = true;
-    }
-  }
+  adopt_copies();
   return outcomes();
 }
 
@@ -712,33 +838,84 @@ void PublishCombiner::Enqueue(Pending pending) {
   work_.notify_one();
 }
 
+void PublishCombiner::TakeBatch(std::vector<Pending>* batch, std::vector<std::string>* topics) {
+  // Scanned oldest first. A request touching a topic that another leader's transaction holds
+  // would only wait for that transaction's locks, so it stays queued; its topics are then closed
+  // to every later request of this scan, so requests sharing a topic are taken in queue order.
+  std::unordered_set<std::string_view> closed;
+  size_t items = 0;
+  uint64_t bytes = 0;
+  std::vector<bool> taken(queue_.size(), false);
+  for (size_t k = 0; k < queue_.size(); ++k) {
+    const CommitPublishRequest& next = *queue_[k].request;
+    const bool free = std::none_of(next.items.begin(), next.items.end(), [&](const PublishItem& i) {
+      return in_flight_.contains(i.topic) || closed.contains(i.topic);
+    });
+    if (!free) {
+      for (const PublishItem& item : next.items) {
+        closed.insert(item.topic);
+      }
+      continue;
+    }
+    uint64_t next_bytes = 0;
+    for (const PublishItem& item : next.items) {
+      next_bytes += item.payload.size();
+    }
+    if (!batch->empty() &&
+        (batch->size() >= limits_.max_requests || items + next.items.size() > limits_.max_items ||
+         bytes + next_bytes > limits_.max_payload_bytes)) {
+      break;
+    }
+    items += next.items.size();
+    bytes += next_bytes;
+    taken[k] = true;
+    batch->push_back(std::move(queue_[k]));
+  }
+  if (batch->empty()) {
+    return;
+  }
+  for (const Pending& pending : *batch) {
+    for (const PublishItem& item : pending.request->items) {
+      if (!in_flight_.contains(item.topic)) {
+        in_flight_.insert(item.topic);
+        topics->push_back(item.topic);
+      }
+    }
+  }
+  size_t kept = 0;
+  for (size_t k = 0; k < queue_.size(); ++k) {
+    if (!taken[k]) {
+      if (kept != k) {
+        queue_[kept] = std::move(queue_[k]);
+      }
+      ++kept;
+    }
+  }
+  queue_.resize(kept);
+}
+
 void PublishCombiner::Lead() {
+  std::vector<std::string> held;  // topics of this leader's transaction, in in_flight_
   while (true) {
     std::vector<Pending> batch;
     {
       std::unique_lock lock(mu_);
-      work_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) {
-        return;  // stopping, and nothing is left to run
-      }
-      // Take the oldest waiting requests into one transaction.
-      size_t items = 0;
-      uint64_t bytes = 0;
-      while (!queue_.empty()) {
-        const CommitPublishRequest& next = *queue_.front().request;
-        uint64_t next_bytes = 0;
-        for (const PublishItem& item : next.items) {
-          next_bytes += item.payload.size();
+      if (!held.empty()) {
+        for (const std::string& topic : held) {
+          in_flight_.erase(topic);
         }
-        if (!batch.empty() && (batch.size() >= limits_.max_requests ||
-                               items + next.items.size() > limits_.max_items ||
-                               bytes + next_bytes > limits_.max_payload_bytes)) {
+        held.clear();
+        work_.notify_all();  // requests waiting on these topics may now be taken
+      }
+      while (true) {
+        TakeBatch(&batch, &held);
+        if (!batch.empty()) {
           break;
         }
-        items += next.items.size();
-        bytes += next_bytes;
-        batch.push_back(std::move(queue_.front()));
-        queue_.pop_front();
+        if (stopping_ && queue_.empty()) {
+          return;  // stopping, and nothing is left to run
+        }
+        work_.wait(lock);
       }
     }
     // A request whose lifetime ended while it waited would end the shared transaction at once and

@@ -9,7 +9,10 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "store/postgres/pool.h"
@@ -80,6 +83,9 @@ class PublishCombiner {
   };
 
   void Enqueue(Pending pending);
+  // Under mu_: moves into `batch` the oldest queued requests that touch no topic in in_flight_
+  // (within the limits), and records their topics there and in `topics`.
+  void TakeBatch(std::vector<Pending>* batch, std::vector<std::string>* topics);
   void Lead();  // a leader thread's loop
 
   // Const after construction.
@@ -90,7 +96,15 @@ class PublishCombiner {
   std::mutex mu_;
   std::condition_variable work_;  // a request was queued, or stopping_
   std::deque<Pending> queue_;     // guarded by mu_; requests no leader has taken yet
-  bool stopping_ = false;         // guarded by mu_
+  // Guarded by mu_: the topics of the transactions leaders are running. Concurrent transactions
+  // of this instance never share a topic, so none waits for another's topic locks.
+  // Owned strings: a request (and its topics) may be gone once its `done` has run.
+  struct TopicHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view topic) const { return std::hash<std::string_view>{}(topic); }
+  };
+  std::unordered_set<std::string, TopicHash, std::equal_to<>> in_flight_;
+  bool stopping_ = false;  // guarded by mu_
   std::vector<std::thread> leaders_;
 };
 
