@@ -1,8 +1,9 @@
 // bench/loadgen: a gRPC load client for xmtp-backend (grpc++). Unlike h2load it sends distinct
 // valid envelopes, so every Publish stores new rows. The unary modes give each client its own
 // HTTP/2 connection and one call in flight, driven from completion-queue threads (async stubs);
-// the stream modes (stream_modes.cc) drive thousands of streams the same way. Built by bench/publish.sh and bench/streams.sh into a
-// private directory; the main build never includes it (CI must not depend on grpc++).
+// the stream modes (stream_modes.cc) drive thousands of streams the same way. Built by
+// bench/publish.sh and bench/streams.sh into a private directory; the main build never includes it
+// (CI must not depend on grpc++).
 //
 //   loadgen --target HOST:PORT --mode MODE [options]
 //   unary modes: publish | query | newest | verify

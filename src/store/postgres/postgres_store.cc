@@ -61,7 +61,8 @@ PostgresStore::PostgresStore(PostgresOptions options)
       primary_(PoolOptions(options_, options_.primary_url, "database.url")),
       publisher_(primary_,
                  PublishBounds{.statement_timeout_ms = options_.statement_timeout_ms,
-                               .max_publish_duration_ms = options_.max_publish_duration_ms}) {
+                               .max_publish_duration_ms = options_.max_publish_duration_ms},
+                 CombinerLimits{.max_transactions = options_.publish_transactions}) {
   if (options_.replica_url) {
     replica_ = std::make_unique<ConnectionPool>(
         PoolOptions(options_, *options_.replica_url, "database.replica_url"));

@@ -463,6 +463,52 @@ TEST_F(PostgresStoreTest, CombinedTransactionKeepsEachRequestsOwnOutcome) {
   EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes WHERE topic = $1::bytea", fails), 0);
 }
 
+// The same transaction without a pending failure takes the one-round-trip path, where the
+// duplicate check runs inside the insert statement: copies within a request, copies across
+// requests and rows stored before all report the one stored row, and ids follow input order.
+TEST_F(PostgresStoreTest, OneRoundTransactionMergesEveryKindOfDuplicate) {
+  // verifies: API-221
+  // verifies: API-222
+  // verifies: ARC-030
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(
+      store->CommitPublish(Request({Item(GroupTopic(4), "stored before")}))));
+  ConnectionPool::Options pool_options;
+  pool_options.url = db_->Options(false).primary_url;
+  pool_options.setting = "database.url";
+  ConnectionPool pool(pool_options);
+
+  CommitPublishRequest first =
+      Request({Item(GroupTopic(2), "b"), Item(GroupTopic(1), "a"), Item(GroupTopic(2), "b")});
+  CommitPublishRequest second = Request(
+      {Item(GroupTopic(4), "stored before"), Item(GroupTopic(1), "a"), Item(GroupTopic(3), "c")});
+  auto results = CommitPublishBatchOn(pool, PublishBounds{}, {&first, &second});
+  ASSERT_EQ(results.size(), 2u);
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(results[0])) << Describe(results[0]);
+  ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(results[1])) << Describe(results[1]);
+  const auto& r1 = std::get<CommitPublishResult>(results[0]);
+  const auto& r2 = std::get<CommitPublishResult>(results[1]);
+  EXPECT_EQ(r1.duplicate, (std::vector<bool>{false, false, true}));
+  EXPECT_EQ(r2.duplicate, (std::vector<bool>{true, true, false}));
+  // New rows in input order: b, a, c.
+  EXPECT_LT(r1.metas[0].sequence_id, r1.metas[1].sequence_id);
+  EXPECT_LT(r1.metas[1].sequence_id, r2.metas[2].sequence_id);
+  EXPECT_EQ(r1.metas[2].sequence_id, r1.metas[0].sequence_id);
+  EXPECT_EQ(r2.metas[1].sequence_id, r1.metas[1].sequence_id);
+  EXPECT_LT(r2.metas[0].sequence_id, r1.metas[0].sequence_id);  // the row stored before
+  // One server_ns for the transaction's rows; each meta names its own input.
+  EXPECT_EQ(r1.metas[0].server_ns, r2.metas[2].server_ns);
+  EXPECT_EQ(r2.metas[2].topic, GroupTopic(3));
+  EXPECT_GT(r1.metas[0].expiry_ns, r1.metas[0].server_ns);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes"), 4);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM topic_watermark"), 4);
+  Params topic;
+  topic.Bytea(GroupTopic(2));
+  EXPECT_EQ(SqlInt("SELECT last_sequence_id FROM topic_watermark WHERE topic = $1::bytea", topic),
+            r1.metas[0].sequence_id);
+}
+
 // Many concurrent publishers through the store's combiner, with duplicates across requests and
 // requests that fail admission: every acknowledged row is stored once, every failed request
 // stored nothing, and every duplicate reports the one stored id.
@@ -721,7 +767,9 @@ TEST_F(PostgresStoreTest, ExpiredDeadlineFailsBeforeTouchingTheDatabase) {
 
 TEST_F(PostgresStoreTest, RequestWhoseLifetimeEndsWhileQueuedFailsAloneAndStoresNothing) {
   // verifies: STORE.md 3.3 (the lifetime bounds the wait for a transaction too)
-  auto store = Open();  // two leader threads
+  PostgresOptions two_leaders = db_->Options(false);
+  two_leaders.publish_transactions = 2;
+  auto store = Open(two_leaders);
   ASSERT_NE(store, nullptr);
   const std::string topic = GroupTopic(5);
   const std::string other = GroupTopic(8);
@@ -783,7 +831,9 @@ TEST_F(PostgresStoreTest, RequestWhoseLifetimeEndsWhileQueuedFailsAloneAndStores
 // request on another topic instead of waiting for that transaction's locks.
 TEST_F(PostgresStoreTest, ARequestOnAFreeTopicIsNotHeldBehindTwoOnABusyOne) {
   // verifies: STORE.md 3.1 (group commit keeps the per-topic order of ARC-031)
-  auto store = Open();  // two leader threads
+  PostgresOptions two_leaders = db_->Options(false);
+  two_leaders.publish_transactions = 2;
+  auto store = Open(two_leaders);
   ASSERT_NE(store, nullptr);
   const std::string busy = GroupTopic(5);
   Params key;

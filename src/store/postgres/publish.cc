@@ -61,17 +61,35 @@ FROM unnest($1::int8[], $2::bytea[], $4::int8[], $5::bytea[], $6::bool[], $7::by
             $8::bool[], $9::bytea[])
      AS u(id, topic, expiry, hash, cp, payload, push, hmac))sql";
 
-// Steps 9-11 as one statement, for rows with no identity projection: one id per row drawn after
-// every lock (the barrier precedes it in the same round trip) and matched to the rows in item
-// order by rank, so the order nextval ran in does not matter (ARC-030); server_ns is the
-// transaction start for every row (ARC-035); expiry_ns the checked sum (bigint overflow is SQLSTATE
-// 22003, OPS-020); each topic's watermark advanced (ARC-034). A topic that did not advance divides
-// by zero (SQLSTATE 22012), which aborts the transaction before the COMMIT queued behind it runs:
-// plain SQL has no RAISE, and the check has to hold inside the server to share the round trip.
-constexpr const char* kAllocateInsertAdvance = R"sql(
-WITH drawn AS MATERIALIZED (
-  SELECT nextval('envelope_sequence') AS id FROM generate_series(1, cardinality($1::bytea[]))),
-ranked AS (SELECT d.id, row_number() OVER (ORDER BY d.id) AS ord FROM drawn AS d),
+// Steps 7 (duplicates), 9, 10 and 11 as one statement, for rows with no identity projection, under
+// the topic locks and the barrier taken by the statements before it in the same round trip. One
+// output row per input, in input order: its stored row's metadata and whether that row was stored
+// before. An input stored before is not inserted; of equal (topic, hash) inputs only the first is
+// (the caller counts later ones as duplicates of it). Each new row gets one id drawn now, matched
+// to the rows in input order by rank, so the order nextval ran in does not matter (ARC-030);
+// server_ns is the transaction start for every row (ARC-035); expiry_ns the checked sum (bigint
+// overflow is SQLSTATE 22003, OPS-020); each inserted topic's watermark advances (ARC-034). A topic
+// that did not advance divides by zero (SQLSTATE 22012), which aborts the transaction before the
+// COMMIT queued behind it runs: plain SQL has no RAISE, and the check has to hold inside the server
+// to share the round trip. Payloads are read from the arrays once, by the insert; the duplicate
+// logic sorts only (topic, hash, ord).
+constexpr const char* kStoreNew = R"sql(
+WITH input AS MATERIALIZED (
+  SELECT u.topic, u.hash, u.ord FROM unnest($1::bytea[], $2::bytea[]) WITH ORDINALITY AS u(topic, hash, ord)),
+stored AS MATERIALIZED (
+  SELECT i.ord, e.sequence_id, e.server_ns, e.expiry_ns, e.is_commit_or_proposal
+  FROM input AS i
+  CROSS JOIN LATERAL (
+    SELECT x.sequence_id, x.server_ns, x.expiry_ns, x.is_commit_or_proposal FROM envelopes AS x
+    WHERE x.topic = i.topic AND x.message_hash = i.hash LIMIT 1) AS e),
+fresh AS MATERIALIZED (
+  SELECT DISTINCT ON (i.topic, i.hash) i.ord
+  FROM input AS i
+  WHERE NOT EXISTS (SELECT 1 FROM stored AS s WHERE s.ord = i.ord)
+  ORDER BY i.topic, i.hash, i.ord),
+drawn AS MATERIALIZED (SELECT nextval('envelope_sequence') AS id FROM fresh),
+ranked AS (SELECT d.id, row_number() OVER (ORDER BY d.id) AS k FROM drawn AS d),
+numbered AS (SELECT f.ord, row_number() OVER (ORDER BY f.ord) AS k FROM fresh AS f),
 clock AS (SELECT (extract(epoch FROM transaction_timestamp()) * 1000000000)::bigint AS ns),
 inserted AS (
   INSERT INTO envelopes (sequence_id, topic, server_ns, expiry_ns, message_hash,
@@ -80,19 +98,24 @@ inserted AS (
          u.hmac
   FROM unnest($1::bytea[], $2::bytea[], $3::int8[], $4::bool[], $5::bytea[], $6::bool[],
               $7::bytea[]) WITH ORDINALITY AS u(topic, hash, retention, cp, payload, push, hmac, ord)
-  JOIN ranked AS r ON r.ord = u.ord
+  JOIN numbered AS n ON n.ord = u.ord
+  JOIN ranked AS r ON r.k = n.k
   CROSS JOIN clock AS c
-  RETURNING sequence_id, topic, server_ns, expiry_ns),
+  RETURNING sequence_id, topic, message_hash, server_ns, expiry_ns, is_commit_or_proposal),
 advanced AS (
   INSERT INTO topic_watermark AS w (topic, last_sequence_id)
   SELECT i.topic, max(i.sequence_id) FROM inserted AS i GROUP BY i.topic
   ON CONFLICT (topic) DO UPDATE SET last_sequence_id = excluded.last_sequence_id
     WHERE w.last_sequence_id < excluded.last_sequence_id
   RETURNING w.topic)
-SELECT i.sequence_id, i.server_ns, i.expiry_ns,
+SELECT coalesce(s.sequence_id, n.sequence_id), coalesce(s.server_ns, n.server_ns),
+       CASE WHEN s.ord IS NULL THEN n.expiry_ns ELSE s.expiry_ns END,
+       coalesce(s.is_commit_or_proposal, n.is_commit_or_proposal), s.ord IS NOT NULL,
        1 / ((SELECT count(*) FROM advanced) = (SELECT count(DISTINCT x.topic) FROM inserted AS x))::int
-FROM inserted AS i
-ORDER BY i.sequence_id)sql";
+FROM input AS i
+LEFT JOIN stored AS s ON s.ord = i.ord
+LEFT JOIN inserted AS n ON n.topic = i.topic AND n.message_hash = i.hash
+ORDER BY i.ord)sql";
 constexpr std::string_view kNumericOutOfRange = "22003";
 constexpr std::string_view kDivisionByZero = "22012";
 
@@ -231,6 +254,26 @@ struct NewRows {
   }
 };
 
+// Binds kStoreNew's parameters for `rows`; false when a retention does not fit int8 (OPS-020).
+bool BindStoreNew(const NewRows& rows, Params* params) {
+  std::vector<std::optional<int64_t>> retentions;
+  for (const std::optional<uint64_t>& seconds : rows.retention_seconds) {
+    if (seconds && *seconds > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return false;
+    }
+    retentions.push_back(seconds ? std::optional<int64_t>(static_cast<int64_t>(*seconds))
+                                 : std::nullopt);
+  }
+  params->ByteaArray(rows.topics)
+      .ByteaArray(rows.hashes)
+      .NullableInt8Array(retentions)
+      .BoolArray(rows.commit_flags)
+      .ByteaArray(rows.payloads)
+      .BoolArray(rows.push_flags)
+      .NullableByteaArray(rows.hmacs);
+  return true;
+}
+
 struct BatchFailure {
   StoreError error;
   bool retry_alone = true;
@@ -252,6 +295,18 @@ class PublishTransaction {
       const std::vector<const CommitPublishRequest*>& requests);
 
  private:
+  // Run for requests of group-message kinds only (no identity item, no pending validation
+  // failure): no outcome then depends on what the duplicate check finds, so the whole transaction
+  // is one round trip.
+  std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> RunInOneRound(
+      const std::vector<const CommitPublishRequest*>& requests);
+
+  // `before` (statements of this transaction not yet sent), then the barrier, kStoreNew bound to
+  // `params` for `inputs` rows and the COMMIT, in one round trip. Returns kStoreNew's rows, one
+  // per input.
+  std::variant<PgResult, BatchFailure> StoreAndCommit(std::vector<Connection::Statement> before,
+                                                      const Params& params, size_t inputs);
+
   // Any failure: roll back (the transaction guard) and report.
   StoreError Fail(const DbError& error) {
     Rollback();
@@ -333,6 +388,94 @@ void PublishTransaction::Rollback() {
   }
 }
 
+std::variant<PgResult, BatchFailure> PublishTransaction::StoreAndCommit(
+    std::vector<Connection::Statement> before, const Params& params, size_t inputs) {
+  const size_t statement_at = before.size() + 1;
+  const size_t commit_at = statement_at + 1;
+  std::vector<Connection::Statement> round = std::move(before);
+  round.push_back({.sql = kAllocationBarrier, .params = nullptr});
+  round.push_back({.sql = kStoreNew, .params = &params});
+  round.push_back({.sql = kCommit, .params = nullptr});
+  size_t failed_at = 0;
+  auto r = Round("commit publish: store and commit", std::move(round), &failed_at);
+  if (auto* e = std::get_if<DbError>(&r)) {
+    if (failed_at == statement_at && e->sqlstate == kNumericOutOfRange) {
+      return BatchFailure{.error = Fail(ExpiryOverflow())};
+    }
+    if (failed_at == statement_at && e->sqlstate == kDivisionByZero) {
+      return BatchFailure{.error = Fail(WatermarkStuck())};
+    }
+    // Up to the COMMIT's own error answer nothing committed; past it (a deadline or a lost
+    // connection after sending) the outcome is unknown (ARC-053).
+    return BatchFailure{.error = Fail(*e), .retry_alone = failed_at <= commit_at};
+  }
+  open_ = false;
+  std::vector<PgResult>& out = std::get<std::vector<PgResult>>(r);
+  if (out[commit_at].CommandTag() != "COMMIT") {
+    return BatchFailure{.error = Fail(Invariant("commit publish: the transaction did not commit")),
+                        .retry_alone = false};
+  }
+  if (static_cast<size_t>(out[statement_at].rows()) != inputs) {
+    return BatchFailure{
+        .error = Invariant("commit publish: the store returned the wrong number of rows"),
+        .retry_alone = false};
+  }
+  return std::move(out[statement_at]);
+}
+
+// implements: STORE.md 3.1 steps 5-13, API-220, API-222 (one round trip: begin, the topic locks
+// in their one order, the barrier, kStoreNew, commit)
+std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure>
+PublishTransaction::RunInOneRound(const std::vector<const CommitPublishRequest*>& requests) {
+  NewRows rows;
+  for (const CommitPublishRequest* request : requests) {
+    for (const PublishItem& item : request->items) {
+      rows.Add(item,
+               std::string_view(reinterpret_cast<const char*>(item.message_hash.data()),
+                                item.message_hash.size()),
+               request->retention);
+    }
+  }
+  Params params;
+  if (!BindStoreNew(rows, &params)) {
+    return BatchFailure{.error = Fail(ExpiryOverflow())};
+  }
+  Params lock_params;
+  lock_params.ByteaArray(rows.topics);
+  auto r =
+      StoreAndCommit({{.sql = kTopicLocks, .params = &lock_params}}, params, rows.topics.size());
+  if (auto* failure = std::get_if<BatchFailure>(&r)) {
+    return std::move(*failure);
+  }
+  const PgResult& stored = std::get<PgResult>(r);
+  // The publish.locks / db.commit_publish span boundary: here the locks were taken in the same
+  // round trip as everything else.
+  const Clock::time_point locked_at = Clock::now();
+  using Key = std::pair<std::string_view, std::string_view>;
+  std::set<Key> seen;  // (topic, hash) of earlier inputs: a later copy is a duplicate of it
+  std::vector<StoreResult<CommitPublishResult>> out;
+  int row = 0;
+  for (const CommitPublishRequest* request : requests) {
+    CommitPublishResult result;
+    result.locked_at = locked_at;
+    for (const PublishItem& item : request->items) {
+      const size_t k = static_cast<size_t>(row);
+      EnvelopeMeta& meta = result.metas.emplace_back();
+      meta.sequence_id = stored.Int8(row, 0);
+      meta.server_ns = stored.Int8(row, 1);
+      meta.expiry_ns = stored.IsNull(row, 2) ? 0 : stored.Int8(row, 2);
+      meta.is_commit_or_proposal = stored.Bool(row, 3);
+      meta.topic = item.topic;
+      meta.message_hash = item.message_hash;
+      const bool first = seen.insert(Key{rows.topics[k], rows.hashes[k]}).second;
+      result.duplicate.push_back(stored.Bool(row, 4) || !first);
+      ++row;
+    }
+    out.emplace_back(std::move(result));
+  }
+  return out;
+}
+
 // implements: STORE.md 3.1 steps 5-13, API-220 (atomic per request), API-222 (idempotent under the
 // locks)
 std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> PublishTransaction::Run(
@@ -359,6 +502,15 @@ std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Publis
     }
   }
   const size_t n = flat.size();
+  const bool any_pending_failure =
+      std::any_of(requests.begin(), requests.end(), [](const CommitPublishRequest* request) {
+        return std::any_of(
+            request->items.begin(), request->items.end(),
+            [](const PublishItem& item) { return item.pending_failure.has_value(); });
+      });
+  if (!any_identity && !any_pending_failure) {
+    return RunInOneRound(requests);
+  }
   auto batch_failure = [this](auto error) { return BatchFailure{.error = Fail(std::move(error))}; };
 
   // Steps 5-7 in one round trip: begin, lock in the one global order (ARC-031: identity, topics
@@ -523,57 +675,18 @@ std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Publis
     rows.Add(item_of(f), hashes[f], requests[flat[f].request]->retention);
   }
   // Steps 9-13 in one round trip when no new row projects identity changes (the projection needs
-  // each row's id on the client): the barrier, kAllocateInsertAdvance and the COMMIT.
+  // each row's id on the client): the barrier, kStoreNew over the new rows and the COMMIT.
   if (std::none_of(fresh.begin(), fresh.end(),
                    [&](size_t f) { return !item_of(f).identity_changes.empty(); })) {
-    std::vector<std::optional<int64_t>> retentions;
-    for (const std::optional<uint64_t>& seconds : rows.retention_seconds) {
-      if (seconds && *seconds > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-        return batch_failure(ExpiryOverflow());
-      }
-      retentions.push_back(seconds ? std::optional<int64_t>(static_cast<int64_t>(*seconds))
-                                   : std::nullopt);
-    }
     Params params;
-    params.ByteaArray(rows.topics)
-        .ByteaArray(rows.hashes)
-        .NullableInt8Array(retentions)
-        .BoolArray(rows.commit_flags)
-        .ByteaArray(rows.payloads)
-        .BoolArray(rows.push_flags)
-        .NullableByteaArray(rows.hmacs);
-    constexpr size_t kStatementAt = 1;
-    constexpr size_t kCommitAt = 2;
-    size_t failed_at = 0;
-    auto r = Round("commit publish: insert and commit",
-                   {{.sql = kAllocationBarrier, .params = nullptr},
-                    {.sql = kAllocateInsertAdvance, .params = &params},
-                    {.sql = kCommit, .params = nullptr}},
-                   &failed_at);
-    if (auto* e = std::get_if<DbError>(&r)) {
-      if (failed_at == kStatementAt && e->sqlstate == kNumericOutOfRange) {
-        return batch_failure(ExpiryOverflow());
-      }
-      if (failed_at == kStatementAt && e->sqlstate == kDivisionByZero) {
-        return batch_failure(WatermarkStuck());
-      }
-      // Up to the COMMIT's own error answer nothing committed; past it (a deadline or a lost
-      // connection after sending) the outcome is unknown (ARC-053).
-      return BatchFailure{.error = Fail(*e), .retry_alone = failed_at <= kCommitAt};
+    if (!BindStoreNew(rows, &params)) {
+      return batch_failure(ExpiryOverflow());
     }
-    open_ = false;
-    const std::vector<PgResult>& out = std::get<std::vector<PgResult>>(r);
-    if (out[kCommitAt].CommandTag() != "COMMIT") {
-      return BatchFailure{
-          .error = Fail(Invariant("commit publish: the transaction did not commit")),
-          .retry_alone = false};
+    auto r = StoreAndCommit({}, params, fresh.size());
+    if (auto* failure = std::get_if<BatchFailure>(&r)) {
+      return std::move(*failure);
     }
-    const PgResult& stored = out[kStatementAt];
-    if (static_cast<size_t>(stored.rows()) != fresh.size()) {
-      return BatchFailure{
-          .error = Fail(Invariant("commit publish: the insert returned the wrong number of rows")),
-          .retry_alone = false};
-    }
+    const PgResult& stored = std::get<PgResult>(r);
     for (size_t k = 0; k < fresh.size(); ++k) {
       const int row = static_cast<int>(k);
       const PublishItem& item = item_of(fresh[k]);
