@@ -31,7 +31,7 @@ struct PostgresOptions {
   int max_publish_duration_ms = 10000;     // publishing.max_publish_duration_ms
   int max_barrier_wait_ms = 1000;          // publishing.max_barrier_wait_ms
   int poll_interval_ms = 100;              // streams.poll_interval_ms (startup replica wait)
-  size_t publish_transactions = 1;         // CombinerLimits::max_transactions (no config key)
+  size_t publish_transactions = 2;         // CombinerLimits::max_transactions (no config key)
   // Receives the release hook's warning (STORE.md 2.5); may be empty. Called on store threads.
   std::function<void(std::string_view)> warning_sink;
   // xmtp_db_released_open_transactions_total: called once per connection the release hook rolled

@@ -946,6 +946,7 @@ bool PublishCombiner::Start(std::shared_ptr<const CommitPublishRequest> request,
 void PublishCombiner::Enqueue(Pending pending) {
   {
     std::lock_guard lock(mu_);
+    queued_items_ += pending.request->items.size();
     queue_.push_back(std::move(pending));
   }
   work_.notify_one();
@@ -981,6 +982,7 @@ void PublishCombiner::TakeBatch(std::vector<Pending>* batch, std::vector<std::st
     }
     items += next.items.size();
     bytes += next_bytes;
+    queued_items_ -= next.items.size();
     taken[k] = true;
     batch->push_back(std::move(queue_[k]));
   }
@@ -1009,27 +1011,45 @@ void PublishCombiner::TakeBatch(std::vector<Pending>* batch, std::vector<std::st
 
 void PublishCombiner::Lead() {
   std::vector<std::string> held;  // topics of this leader's transaction, in in_flight_
+  bool ran = false;                // counted in running_, with `held` in in_flight_
   while (true) {
     std::vector<Pending> batch;
     {
       std::unique_lock lock(mu_);
-      if (!held.empty()) {
+      if (ran) {
+        ran = false;
+        --running_;
         for (const std::string& topic : held) {
           in_flight_.erase(topic);
         }
         held.clear();
-        work_.notify_all();  // requests waiting on these topics may now be taken
+        work_.notify_all();  // requests waiting on these topics, or on this leader, may go now
       }
       while (true) {
-        TakeBatch(&batch, &held);
-        if (!batch.empty()) {
-          break;
+        // A second concurrent transaction only for a full queue or a request that waited long
+        // (CombinerLimits::concurrent_min_items).
+        std::optional<Clock::time_point> wake;
+        if (running_ == 0 || queued_items_ >= limits_.concurrent_min_items ||
+            (!queue_.empty() &&
+             Clock::now() - queue_.front().queued_at >= limits_.concurrent_after)) {
+          TakeBatch(&batch, &held);
+          if (!batch.empty()) {
+            break;
+          }
+        } else if (!queue_.empty()) {
+          wake = queue_.front().queued_at + limits_.concurrent_after;
         }
         if (stopping_ && queue_.empty()) {
           return;  // stopping, and nothing is left to run
         }
-        work_.wait(lock);
+        if (wake) {
+          work_.wait_until(lock, *wake);
+        } else {
+          work_.wait(lock);
+        }
       }
+      ++running_;
+      ran = true;
     }
     // A request whose lifetime ended while it waited would end the shared transaction at once and
     // send every other request to run alone: it fails here instead, having stored nothing.
