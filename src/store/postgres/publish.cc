@@ -1011,7 +1011,7 @@ void PublishCombiner::TakeBatch(std::vector<Pending>* batch, std::vector<std::st
 
 void PublishCombiner::Lead() {
   std::vector<std::string> held;  // topics of this leader's transaction, in in_flight_
-  bool ran = false;                // counted in running_, with `held` in in_flight_
+  bool ran = false;               // counted in running_, with `held` in in_flight_
   while (true) {
     std::vector<Pending> batch;
     {

@@ -59,12 +59,15 @@ struct CombinerLimits {
 // Group commit for PostgreSQL publishes. Requests queue up; max_transactions leader threads each
 // take the oldest queued requests (at least one, within the limits) into one transaction, so the
 // statements, the locks and the commit of a transaction are shared by every request in it while
-// PostgreSQL's CPU is the limit. Each request keeps its own outcome (see PublishTransaction in
-// publish.cc): a request that fails admission, or whose items are duplicates, does not affect the
-// others; a shared failure before the commit runs each request again alone. A request whose
-// lifetime ended while it waited fails DEADLINE_EXCEEDED without joining a transaction. A request
-// carrying an identity update always runs alone, on its caller's thread. Under light load a
-// request finds an idle leader and runs at once.
+// PostgreSQL's CPU is the limit. Concurrent transactions never share a topic (a request on a
+// topic another transaction holds stays queued, in order), and a second one starts only under
+// the CombinerLimits::concurrent_min_items rule. A transaction of group-message requests is one
+// round trip (PublishTransaction::RunInOneRound). Each request keeps its own outcome (see
+// PublishTransaction in publish.cc): a request that fails admission, or whose items are duplicates,
+// does not affect the others; a shared failure before the commit runs each request again alone. A
+// request whose lifetime ended while it waited fails DEADLINE_EXCEEDED without joining a
+// transaction. A request carrying an identity update always runs alone, on its caller's thread.
+// Under light load a request finds an idle leader and runs at once.
 //
 // Threading: thread-safe. Commit blocks (DB pool threads only) until the request has run, which
 // its own lifetime bounds; Start never blocks. The destructor runs what is queued, then joins the
