@@ -205,10 +205,7 @@ class UnaryClient {
                              static_cast<size_t>(o_.payload)));
         }
         presp_.Clear();
-        started_ = Clock::now();
-        publish_call_ = publish_->PrepareAsyncPublish(ctx_.get(), preq_, cq);
-        publish_call_->StartCall();
-        publish_call_->Finish(&presp_, &status_, this);
+        Launch(publish_call_, publish_->PrepareAsyncPublish(ctx_.get(), preq_, cq), &presp_);
         return true;
       case Mode::kQuery: {
         qreq_.Clear();
@@ -217,20 +214,14 @@ class UnaryClient {
         q->mutable_cursor()->set_sequence_id(0);
         qreq_.set_limit(static_cast<uint32_t>(o_.limit));
         qresp_.Clear();
-        started_ = Clock::now();
-        query_call_ = query_->PrepareAsyncQuery(ctx_.get(), qreq_, cq);
-        query_call_->StartCall();
-        query_call_->Finish(&qresp_, &status_, this);
+        Launch(query_call_, query_->PrepareAsyncQuery(ctx_.get(), qreq_, cq), &qresp_);
         return true;
       }
       case Mode::kNewest:
         nreq_.Clear();
         nreq_.add_topics()->set_topic(GroupTopic(NextTopic(topic_cursor_, o_)));
         nresp_.Clear();
-        started_ = Clock::now();
-        newest_call_ = query_->PrepareAsyncQueryNewest(ctx_.get(), nreq_, cq);
-        newest_call_->StartCall();
-        newest_call_->Finish(&nresp_, &status_, this);
+        Launch(newest_call_, query_->PrepareAsyncQueryNewest(ctx_.get(), nreq_, cq), &nresp_);
         return true;
       case Mode::kVerify:
       case Mode::kSubscribeLatency:
@@ -281,6 +272,16 @@ class UnaryClient {
   }
 
  private:
+  // Starts a prepared call; its completion comes back through the queue with this as the tag.
+  template <typename Response>
+  void Launch(std::unique_ptr<grpc::ClientAsyncResponseReader<Response>>& slot,
+              std::unique_ptr<grpc::ClientAsyncResponseReader<Response>> call, Response* response) {
+    started_ = Clock::now();
+    slot = std::move(call);
+    slot->StartCall();
+    slot->Finish(response, &status_, this);
+  }
+
   const Shared& sh_;
   const Options& o_;
   const int client_;

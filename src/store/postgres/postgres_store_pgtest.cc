@@ -106,6 +106,14 @@ class PostgresStoreTest : public ::testing::Test {
   }
   std::unique_ptr<PostgresStore> Open() { return Open(db_->Options(/*with_replica=*/false)); }
 
+  // A pool on the primary, for calling CommitPublishBatchOn without a store's combiner.
+  ConnectionPool::Options PrimaryPoolOptions() {
+    ConnectionPool::Options options;
+    options.url = db_->Options(false).primary_url;
+    options.setting = "database.url";
+    return options;
+  }
+
   // One statement on `conn` (the admin connection by default), binary results.
   PgResult Sql(const char* sql, const Params& params, Connection* conn = nullptr) {
     Connection& c = conn ? *conn : *admin_;
@@ -416,10 +424,7 @@ TEST_F(PostgresStoreTest, CombinedTransactionKeepsEachRequestsOwnOutcome) {
   ASSERT_NE(store, nullptr);
   ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(
       store->CommitPublish(Request({Item(GroupTopic(4), "stored before")}))));
-  ConnectionPool::Options pool_options;
-  pool_options.url = db_->Options(false).primary_url;
-  pool_options.setting = "database.url";
-  ConnectionPool pool(pool_options);
+  ConnectionPool pool(PrimaryPoolOptions());
 
   CommitPublishRequest first = Request({Item(GroupTopic(1), "a"), Item(GroupTopic(2), "shared")});
   PublishItem failing = Item(GroupTopic(3), "fails");
@@ -474,10 +479,7 @@ TEST_F(PostgresStoreTest, OneRoundTransactionMergesEveryKindOfDuplicate) {
   ASSERT_NE(store, nullptr);
   ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(
       store->CommitPublish(Request({Item(GroupTopic(4), "stored before")}))));
-  ConnectionPool::Options pool_options;
-  pool_options.url = db_->Options(false).primary_url;
-  pool_options.setting = "database.url";
-  ConnectionPool pool(pool_options);
+  ConnectionPool pool(PrimaryPoolOptions());
 
   CommitPublishRequest first =
       Request({Item(GroupTopic(2), "b"), Item(GroupTopic(1), "a"), Item(GroupTopic(2), "b")});
