@@ -83,6 +83,35 @@ bool WaitFor(const std::function<bool()>& done, milliseconds timeout = milliseco
 constexpr const char* kTopicKeySql =
     "SELECT ('x' || encode(substr(sha256($1::bytea), 1, 8), 'hex'))::bit(64)::bigint";
 
+// StartCommitPublish results: filled on the combiner's leader threads, awaited on the test's.
+class StartedPublishes {
+ public:
+  using Slot = std::optional<StoreResult<CommitPublishResult>>;
+
+  // Starts `request` on `store`; its result lands in `into`. False when the store refused it.
+  bool Start(PostgresStore& store, CommitPublishRequest request, Slot& into) {
+    return store.StartCommitPublish(std::make_shared<CommitPublishRequest>(std::move(request)),
+                                    [this, &into](StoreResult<CommitPublishResult> r) {
+                                      std::lock_guard lock(mu_);
+                                      into = std::move(r);
+                                      done_.notify_all();
+                                    });
+  }
+
+  // Waits up to 10 s for `ready`, which reads slots under the lock; true when it held.
+  bool WaitUntil(const std::function<bool()>& ready) {
+    std::unique_lock lock(mu_);
+    return done_.wait_for(lock, seconds(10), ready);
+  }
+
+  // Holds off callbacks while the caller reads slots.
+  std::unique_lock<std::mutex> Lock() { return std::unique_lock(mu_); }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable done_;
+};
+
 class PostgresStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -789,32 +818,18 @@ TEST_F(PostgresStoreTest, RequestWhoseLifetimeEndsWhileQueuedFailsAloneAndStores
   ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 2; }));
   // Two more requests queue behind them through the asynchronous entry, so that the next free
   // leader takes both: one outlives its deadline there, the other does not.
-  std::mutex mu;
-  std::condition_variable done;
-  std::optional<StoreResult<CommitPublishResult>> late, live;
-  auto start = [&](CommitPublishRequest request,
-                   std::optional<StoreResult<CommitPublishResult>>& into) {
-    return store->StartCommitPublish(std::make_shared<CommitPublishRequest>(std::move(request)),
-                                     [&](StoreResult<CommitPublishResult> r) {
-                                       std::lock_guard lock(mu);
-                                       into = std::move(r);
-                                       done.notify_one();
-                                     });
-  };
+  StartedPublishes started;
+  StartedPublishes::Slot late, live;
   CommitPublishRequest expiring = Request({Item(GroupTopic(6), "late")});
   expiring.deadline = Clock::now() + milliseconds(200);
-  ASSERT_TRUE(start(std::move(expiring), late));
-  ASSERT_TRUE(start(Request({Item(GroupTopic(7), "live")}), live));
+  ASSERT_TRUE(started.Start(*store, std::move(expiring), late));
+  ASSERT_TRUE(started.Start(*store, Request({Item(GroupTopic(7), "live")}), live));
   std::this_thread::sleep_for(milliseconds(400));
   Sql("SELECT pg_advisory_unlock($1::int8)", key);
   Sql("SELECT pg_advisory_unlock($1::int8)", other_key);
   a.join();
   b.join();
-  {
-    std::unique_lock lock(mu);
-    ASSERT_TRUE(
-        done.wait_for(lock, seconds(10), [&] { return late.has_value() && live.has_value(); }));
-  }
+  ASSERT_TRUE(started.WaitUntil([&] { return late.has_value() && live.has_value(); }));
   EXPECT_TRUE(std::holds_alternative<CommitPublishResult>(first)) << Describe(first);
   EXPECT_TRUE(std::holds_alternative<CommitPublishResult>(second)) << Describe(second);
   EXPECT_TRUE(std::holds_alternative<CommitPublishResult>(*live)) << Describe(*live);
@@ -841,25 +856,15 @@ TEST_F(PostgresStoreTest, ARequestOnAFreeTopicIsNotHeldBehindTwoOnABusyOne) {
   Params key;
   key.Int8(TopicKey(busy));
   Sql("SELECT pg_advisory_lock($1::int8)", key);
-  std::mutex mu;
-  std::condition_variable done;
-  std::optional<StoreResult<CommitPublishResult>> first, second, free;
-  auto start = [&](CommitPublishRequest request,
-                   std::optional<StoreResult<CommitPublishResult>>& into) {
-    return store->StartCommitPublish(std::make_shared<CommitPublishRequest>(std::move(request)),
-                                     [&](StoreResult<CommitPublishResult> r) {
-                                       std::lock_guard lock(mu);
-                                       into = std::move(r);
-                                       done.notify_one();
-                                     });
-  };
-  ASSERT_TRUE(start(Request({Item(busy, "first")}), first));
+  StartedPublishes started;
+  StartedPublishes::Slot first, second, free;
+  ASSERT_TRUE(started.Start(*store, Request({Item(busy, "first")}), first));
   ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 1; }));
-  ASSERT_TRUE(start(Request({Item(busy, "second")}), second));
-  ASSERT_TRUE(start(Request({Item(GroupTopic(6), "free")}), free));
+  ASSERT_TRUE(started.Start(*store, Request({Item(busy, "second")}), second));
+  ASSERT_TRUE(started.Start(*store, Request({Item(GroupTopic(6), "free")}), free));
+  ASSERT_TRUE(started.WaitUntil([&] { return free.has_value(); }));
   {
-    std::unique_lock lock(mu);
-    ASSERT_TRUE(done.wait_for(lock, seconds(10), [&] { return free.has_value(); }));
+    auto lock = started.Lock();
     EXPECT_TRUE(std::holds_alternative<CommitPublishResult>(*free)) << Describe(*free);
     EXPECT_FALSE(first.has_value());
     EXPECT_FALSE(second.has_value());
@@ -867,11 +872,7 @@ TEST_F(PostgresStoreTest, ARequestOnAFreeTopicIsNotHeldBehindTwoOnABusyOne) {
   // The second request on the busy topic never reached the database while the first held it.
   EXPECT_EQ(WaitingAdvisoryLocks(), 1);
   Sql("SELECT pg_advisory_unlock($1::int8)", key);
-  {
-    std::unique_lock lock(mu);
-    ASSERT_TRUE(
-        done.wait_for(lock, seconds(10), [&] { return first.has_value() && second.has_value(); }));
-  }
+  ASSERT_TRUE(started.WaitUntil([&] { return first.has_value() && second.has_value(); }));
   ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(*first)) << Describe(*first);
   ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(*second)) << Describe(*second);
   EXPECT_LT(std::get<CommitPublishResult>(*first).metas[0].sequence_id,
@@ -883,20 +884,11 @@ TEST_F(PostgresStoreTest, StartCommitPublishTakesGroupMessagesButNotIdentityUpda
   // verifies: STORE.md 3.1 (the asynchronous entry stores exactly what CommitPublish would)
   auto store = Open();
   ASSERT_NE(store, nullptr);
-  std::mutex mu;
-  std::condition_variable done;
-  std::optional<StoreResult<CommitPublishResult>> result;
-  auto request = std::make_shared<CommitPublishRequest>(
-      Request({Item(GroupTopic(1), "a"), Item(GroupTopic(2), "b")}));
-  ASSERT_TRUE(store->StartCommitPublish(request, [&](StoreResult<CommitPublishResult> r) {
-    std::lock_guard lock(mu);
-    result = std::move(r);
-    done.notify_one();
-  }));
-  {
-    std::unique_lock lock(mu);
-    ASSERT_TRUE(done.wait_for(lock, seconds(10), [&] { return result.has_value(); }));
-  }
+  StartedPublishes started;
+  StartedPublishes::Slot result;
+  ASSERT_TRUE(
+      started.Start(*store, Request({Item(GroupTopic(1), "a"), Item(GroupTopic(2), "b")}), result));
+  ASSERT_TRUE(started.WaitUntil([&] { return result.has_value(); }));
   ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(*result)) << Describe(*result);
   const auto& stored = std::get<CommitPublishResult>(*result);
   ASSERT_EQ(stored.metas.size(), 2u);
