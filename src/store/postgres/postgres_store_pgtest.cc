@@ -169,6 +169,16 @@ class PostgresStoreTest : public ::testing::Test {
     return SqlInt(kTopicKeySql, p);
   }
 
+  // Takes (or releases) `topic`'s publish lock on the admin session, so that a publish touching
+  // the topic waits for it.
+  void LockTopic(const std::string& topic) { TopicLockCall("pg_advisory_lock", topic); }
+  void UnlockTopic(const std::string& topic) { TopicLockCall("pg_advisory_unlock", topic); }
+  void TopicLockCall(const std::string& function, const std::string& topic) {
+    Params key;
+    key.Int8(TopicKey(topic));
+    Sql(("SELECT " + function + "($1::int8)").c_str(), key);
+  }
+
   // Backends of this test's database waiting for an advisory lock.
   int64_t WaitingAdvisoryLocks() {
     Params p;
@@ -623,9 +633,7 @@ TEST_F(PostgresStoreTest, ConcurrentDuplicatePublishesBothSucceedWithOneId) {
   ASSERT_NE(other_instance, nullptr);
   const std::string topic = GroupTopic(1);
   // Hold the topic's lock so that both publishers queue on it, then let them go together.
-  Params key;
-  key.Int8(TopicKey(topic));
-  Sql("SELECT pg_advisory_lock($1::int8)", key);
+  LockTopic(topic);
 
   PublishItem plain = Item(topic, "same envelope");
   PublishItem failing = plain;  // its own validation failed, but a concurrent copy commits
@@ -635,9 +643,7 @@ TEST_F(PostgresStoreTest, ConcurrentDuplicatePublishesBothSucceedWithOneId) {
   ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 1; }));
   std::thread b([&] { results[1] = other_instance->CommitPublish(Request({plain})); });
   ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 2; }));
-  Params key2;
-  key2.Int8(TopicKey(topic));
-  Sql("SELECT pg_advisory_unlock($1::int8)", key2);
+  UnlockTopic(topic);
   a.join();
   b.join();
 
@@ -650,11 +656,11 @@ TEST_F(PostgresStoreTest, ConcurrentDuplicatePublishesBothSucceedWithOneId) {
   EXPECT_NE(r0.duplicate[0], r1.duplicate[0]);  // one stored it, the other found it
 
   // A copy whose own validation failed still succeeds once the other copy committed.
-  Sql("SELECT pg_advisory_lock($1::int8)", key);
+  LockTopic(topic);
   StoreResult<CommitPublishResult> late;
   std::thread c([&] { late = store->CommitPublish(Request({failing})); });
   ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 1; }));
-  Sql("SELECT pg_advisory_unlock($1::int8)", key2);
+  UnlockTopic(topic);
   c.join();
   ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(late)) << Describe(late);
   EXPECT_TRUE(std::get<CommitPublishResult>(late).duplicate[0]);
@@ -750,15 +756,13 @@ TEST_F(PostgresStoreTest, StatementTimeoutWhileWaitingForATopicLockIsTimeout) {
   auto store = Open(options);
   ASSERT_NE(store, nullptr);
   const std::string topic = GroupTopic(3);
-  Params key;
-  key.Int8(TopicKey(topic));
-  Sql("SELECT pg_advisory_lock($1::int8)", key);
+  LockTopic(topic);
   auto start = Clock::now();
   auto result = store->CommitPublish(Request({Item(topic, "blocked")}));
   auto took = Clock::now() - start;
   EXPECT_EQ(KindOf(result), ErrorKind::kTimeout) << Describe(result);
   EXPECT_LT(took, seconds(3));
-  Sql("SELECT pg_advisory_unlock($1::int8)", key);
+  UnlockTopic(topic);
 
   // The connection went back to the pool clean; the next publish goes through.
   auto ok = store->CommitPublish(Request({Item(topic, "after")}));
@@ -772,9 +776,7 @@ TEST_F(PostgresStoreTest, PublishLifetimeBoundsTheLockWaitInsideThePostgresServe
   auto store = Open();  // statement timeout 5 s
   ASSERT_NE(store, nullptr);
   const std::string topic = GroupTopic(4);
-  Params key;
-  key.Int8(TopicKey(topic));
-  Sql("SELECT pg_advisory_lock($1::int8)", key);
+  LockTopic(topic);
   CommitPublishRequest request = Request({Item(topic, "short-lived")});
   request.deadline = Clock::now() + milliseconds(300);
   auto start = Clock::now();
@@ -783,7 +785,7 @@ TEST_F(PostgresStoreTest, PublishLifetimeBoundsTheLockWaitInsideThePostgresServe
   EXPECT_LT(Clock::now() - start, seconds(2));
   // No backend of the store still waits for (or holds) a lock.
   EXPECT_EQ(WaitingAdvisoryLocks(), 0);
-  Sql("SELECT pg_advisory_unlock($1::int8)", key);
+  UnlockTopic(topic);
   EXPECT_EQ(SqlInt("SELECT count(*) FROM envelopes"), 0);
 }
 
@@ -804,12 +806,8 @@ TEST_F(PostgresStoreTest, RequestWhoseLifetimeEndsWhileQueuedFailsAloneAndStores
   ASSERT_NE(store, nullptr);
   const std::string topic = GroupTopic(5);
   const std::string other = GroupTopic(8);
-  Params key;
-  key.Int8(TopicKey(topic));
-  Params other_key;
-  other_key.Int8(TopicKey(other));
-  Sql("SELECT pg_advisory_lock($1::int8)", key);
-  Sql("SELECT pg_advisory_lock($1::int8)", other_key);
+  LockTopic(topic);
+  LockTopic(other);
   // Both leaders wait on a held topic lock, each with its own transaction.
   StoreResult<CommitPublishResult> first, second;
   std::thread a([&] { first = store->CommitPublish(Request({Item(topic, "first")})); });
@@ -825,8 +823,8 @@ TEST_F(PostgresStoreTest, RequestWhoseLifetimeEndsWhileQueuedFailsAloneAndStores
   ASSERT_TRUE(started.Start(*store, std::move(expiring), late));
   ASSERT_TRUE(started.Start(*store, Request({Item(GroupTopic(7), "live")}), live));
   std::this_thread::sleep_for(milliseconds(400));
-  Sql("SELECT pg_advisory_unlock($1::int8)", key);
-  Sql("SELECT pg_advisory_unlock($1::int8)", other_key);
+  UnlockTopic(topic);
+  UnlockTopic(other);
   a.join();
   b.join();
   ASSERT_TRUE(started.WaitUntil([&] { return late.has_value() && live.has_value(); }));
@@ -853,9 +851,7 @@ TEST_F(PostgresStoreTest, ARequestOnAFreeTopicIsNotHeldBehindTwoOnABusyOne) {
   auto store = Open(two_leaders);
   ASSERT_NE(store, nullptr);
   const std::string busy = GroupTopic(5);
-  Params key;
-  key.Int8(TopicKey(busy));
-  Sql("SELECT pg_advisory_lock($1::int8)", key);
+  LockTopic(busy);
   StartedPublishes started;
   StartedPublishes::Slot first, second, free;
   ASSERT_TRUE(started.Start(*store, Request({Item(busy, "first")}), first));
@@ -871,7 +867,7 @@ TEST_F(PostgresStoreTest, ARequestOnAFreeTopicIsNotHeldBehindTwoOnABusyOne) {
   }
   // The second request on the busy topic never reached the database while the first held it.
   EXPECT_EQ(WaitingAdvisoryLocks(), 1);
-  Sql("SELECT pg_advisory_unlock($1::int8)", key);
+  UnlockTopic(busy);
   ASSERT_TRUE(started.WaitUntil([&] { return first.has_value() && second.has_value(); }));
   ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(*first)) << Describe(*first);
   ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(*second)) << Describe(*second);
@@ -963,9 +959,7 @@ TEST_F(PostgresStoreTest, BackendTerminatedDuringAPublishIsConnectionThenThePool
   auto store = Open(options);
   ASSERT_NE(store, nullptr);
   const std::string topic = GroupTopic(5);
-  Params key;
-  key.Int8(TopicKey(topic));
-  Sql("SELECT pg_advisory_lock($1::int8)", key);
+  LockTopic(topic);
   StoreResult<CommitPublishResult> result;
   std::thread publisher([&] { result = store->CommitPublish(Request({Item(topic, "x")})); });
   ASSERT_TRUE(WaitFor([&] { return WaitingAdvisoryLocks() == 1; }));
@@ -976,7 +970,7 @@ TEST_F(PostgresStoreTest, BackendTerminatedDuringAPublishIsConnectionThenThePool
   Sql("SELECT pg_terminate_backend($1::int4, 5000)", pid);
   publisher.join();
   EXPECT_EQ(KindOf(result), ErrorKind::kConnection) << Describe(result);
-  Sql("SELECT pg_advisory_unlock($1::int8)", key);
+  UnlockTopic(topic);
 
   auto again = store->CommitPublish(Request({Item(topic, "x")}));
   ASSERT_TRUE(std::holds_alternative<CommitPublishResult>(again)) << Describe(again);
