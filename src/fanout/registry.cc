@@ -1,6 +1,9 @@
 #include "fanout/registry.h"
 
 #include <algorithm>
+#include <boost/asio/post.hpp>
+#include <iterator>
+#include <utility>
 
 namespace xb::fanout {
 
@@ -158,12 +161,40 @@ void Registry::Dispatch(const std::vector<RowPtr>& rows) {
         }
       }
     }
-    // Under the mutex: a session outlives its Close, which takes it too. A wake-up is one
-    // atomic exchange and at most one post.
     for (SessionState* session : touched) {
       session->touched = false;
-      session->Wake();
     }
+    WakeLocked(touched);
+  }
+}
+
+void Registry::WakeLocked(const std::vector<SessionState*>& sessions) {
+  using Batch = std::vector<std::weak_ptr<SessionState>>;
+  std::vector<std::pair<boost::asio::any_io_executor, Batch>> batches;  // one per executor
+  for (SessionState* session : sessions) {
+    if (!session->ClaimWake()) {
+      continue;
+    }
+    if (!session->executor_) {
+      session->RunWake();
+      continue;
+    }
+    auto batch = std::find_if(batches.begin(), batches.end(),
+                              [&](const auto& b) { return b.first == session->executor_; });
+    if (batch == batches.end()) {
+      batches.emplace_back(session->executor_, Batch());
+      batch = std::prev(batches.end());
+    }
+    batch->second.push_back(session->weak_from_this());
+  }
+  for (auto& [executor, batch] : batches) {
+    boost::asio::post(executor, [batch = std::move(batch)] {
+      for (const auto& weak : batch) {
+        if (auto session = weak.lock()) {
+          session->RunWake();
+        }
+      }
+    });
   }
 }
 
@@ -197,9 +228,7 @@ void Registry::FailAll(const Ending& ending) {
     metrics_.stream().topics_registered.Add(-registered);
     by_topic_.clear();
     sessions.swap(sessions_);
-    for (SessionState* session : sessions) {
-      session->Wake();
-    }
+    WakeLocked(sessions);
   }
 }
 

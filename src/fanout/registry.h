@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/any_io_executor.hpp>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -55,11 +56,17 @@ struct Ending {
   telemetry::StreamEndReason reason = telemetry::StreamEndReason::kClient;
 };
 
-// What the registry keeps per session. Created by the session; `wake` must be thread-safe (it
-// posts to the session's executor).
-class SessionState {
+// What the registry keeps per session. Created by the session; `wake` runs once per wake-up.
+//
+// With an executor, `wake` runs on it: a dispatch hands each executor the sessions it touched
+// there in one post, however many they are (a topic with thousands of subscribers costs one
+// hand-off per worker, not one per stream). Without one (unit tests), `wake` runs inline in the
+// dispatch, under the registry's mutex.
+class SessionState : public std::enable_shared_from_this<SessionState> {
  public:
   explicit SessionState(std::function<void()> wake) : wake_(std::move(wake)) {}
+  SessionState(boost::asio::any_io_executor executor, std::function<void()> wake)
+      : executor_(std::move(executor)), wake_(std::move(wake)) {}
 
   // Guarded by the registry mutex.
   std::vector<LiveItem> inbox;
@@ -69,19 +76,23 @@ class SessionState {
   bool touched = false;  // dispatch bookkeeping
   std::vector<RegistrationPtr> registrations;
 
+  // The session's executor calls this when its wake-up runs (before it drains): a later dispatch
+  // wakes it again.
+  void WakeDelivered() { wake_posted_.store(false, std::memory_order_release); }
+  // The owner is going away (on its executor): a wake-up still in flight does nothing.
+  void Detach() { wake_ = nullptr; }
+
  private:
   friend class Registry;
-  void Wake() {
-    if (!wake_posted_.exchange(true, std::memory_order_acq_rel)) {
+  // True when this wake-up is the first since the last WakeDelivered (one in flight at most).
+  bool ClaimWake() { return !wake_posted_.exchange(true, std::memory_order_acq_rel); }
+  void RunWake() {
+    if (wake_) {
       wake_();
     }
   }
 
- public:
-  // The session's executor calls this when its posted wake-up runs.
-  void WakeDelivered() { wake_posted_.store(false, std::memory_order_release); }
-
- private:
+  const boost::asio::any_io_executor executor_;
   std::function<void()> wake_;
   std::atomic<bool> wake_posted_{false};
 };
@@ -131,6 +142,9 @@ class Registry {
 
  private:
   void RemoveLocked(const RegistrationPtr& reg);
+  // Wakes `sessions` (each at most once in flight): one post per executor. Under the mutex, so a
+  // session is not closed meanwhile.
+  static void WakeLocked(const std::vector<SessionState*>& sessions);
 
   telemetry::Metrics& metrics_;
   const size_t max_inbox_bytes_;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/io_context.hpp>
+
 namespace xb::fanout {
 namespace {
 
@@ -150,6 +152,43 @@ TEST(RegistryInboxTest, ASessionThatDoesNotTakeItsRowsFailsResourceExhausted) {
   EXPECT_EQ(failure->status.code(), StatusCode::kResourceExhausted);
   EXPECT_EQ(failure->reason, telemetry::StreamEndReason::kBackpressure);
   registry.Close(session);
+}
+
+// verifies: STORE.md 5.5 (dispatch never blocks; the sessions one dispatch touches on one
+// executor are woken by one hand-off, and a session gone meanwhile is skipped)
+TEST(RegistryWakeTest, SessionsOnOneExecutorAreWokenByOnePostPerDispatch) {
+  telemetry::Metrics metrics("test");
+  Registry registry(metrics);
+  registry.SetReady();
+  boost::asio::io_context io;
+  std::vector<int> woken;
+  std::vector<std::shared_ptr<SessionState>> sessions;
+  for (int i = 0; i < 3; ++i) {
+    sessions.push_back(
+        std::make_shared<SessionState>(io.get_executor(), [&woken, i] { woken.push_back(i); }));
+    ASSERT_TRUE(registry.Open(*sessions.back()));
+    auto reg = std::make_shared<Registration>("A", 0, sessions.back().get());
+    ASSERT_TRUE(registry.Add(*sessions.back(), {reg}));
+    ASSERT_TRUE(registry.TrySwitchLive(*reg));
+  }
+  registry.Dispatch({Row(1, "A")});
+  EXPECT_TRUE(woken.empty());  // nothing runs on the dispatching thread
+  EXPECT_EQ(io.run(), 1u);     // one handler woke all three
+  EXPECT_EQ(woken, (std::vector<int>{0, 1, 2}));
+
+  // The next dispatch wakes only the sessions that took their wake-up; a detached one (its owner
+  // is gone) is not called.
+  sessions[0]->WakeDelivered();
+  sessions[2]->WakeDelivered();
+  sessions[2]->Detach();
+  woken.clear();
+  registry.Dispatch({Row(2, "A")});
+  io.restart();
+  EXPECT_EQ(io.run(), 1u);
+  EXPECT_EQ(woken, (std::vector<int>{0}));
+  for (auto& session : sessions) {
+    registry.Close(*session);
+  }
 }
 
 }  // namespace

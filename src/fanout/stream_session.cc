@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
+#include <utility>
 
 #include "fanout/messages_frame.h"
 
@@ -27,6 +28,18 @@ Ending Backpressure() {
                        "the stream's output is full: the client is not reading"),
                 telemetry::StreamEndReason::kBackpressure};
 }
+
+// Marks the session busy while an Add or a Pump runs, suspensions included.
+class BusyScope {
+ public:
+  explicit BusyScope(bool& busy) : busy_(busy) { busy_ = true; }
+  ~BusyScope() { busy_ = false; }
+  BusyScope(const BusyScope&) = delete;
+  BusyScope& operator=(const BusyScope&) = delete;
+
+ private:
+  bool& busy_;
+};
 
 // A catch-up wave's rows, encoded on the DB pool thread into one buffer (one allocation per
 // wave, not per row).
@@ -59,19 +72,12 @@ StreamSession::StreamSession(std::shared_ptr<rpc::Call> call, StreamDeps deps, S
       messages_field_(messages_field),
       kind_(kind),
       last_frame_at_(Clock::now()) {
-  std::weak_ptr<rpc::Call> weak_call = call_;
-  auto executor = call_->executor();
-  // The wake-up crosses threads: it only posts, and holds the call weakly.
-  state_ = std::make_shared<SessionState>([executor, weak_call] {
-    asio::post(executor, [weak_call] {
-      if (auto c = weak_call.lock()) {
-        c->Notify();
-      }
-    });
-  });
+  // The registry runs the wake-up on the call's executor, and not once this session is gone.
+  state_ = std::make_shared<SessionState>(call_->executor(), [this] { OnWake(); });
 }
 
 StreamSession::~StreamSession() {
+  state_->Detach();
   if (ticket_) {
     deps_.permits->Release(ticket_);
   }
@@ -91,6 +97,7 @@ bool StreamSession::Open() {
 
 asio::awaitable<std::variant<std::vector<CatchupTargetOut>, Ending>> StreamSession::Add(
     const std::vector<store::TopicCursor>& adds) {
+  BusyScope busy(busy_);
   std::vector<RegistrationPtr> added;
   std::vector<std::string> topics;
   for (const auto& add : adds) {
@@ -232,6 +239,9 @@ std::optional<Ending> StreamSession::FlushLive() {
     }
   }
   pending_live_.erase(pending_live_.begin(), pending_live_.begin() + static_cast<ptrdiff_t>(next));
+  if (!pending_live_.empty()) {
+    call_->WakeOnRoom();  // the rest is cut once the connection takes what is queued
+  }
   return std::nullopt;
 }
 
@@ -245,7 +255,29 @@ bool StreamSession::ready_for_more() const {
   return !catch_up_.empty() && HasCatchUpRoom() && (!ticket_ || ticket_->granted());
 }
 
+void StreamSession::OnWake() {
+  if (busy_ || !catch_up_.empty() || held_ending_ || call_->ended()) {
+    call_->Notify();
+    return;
+  }
+  state_->WakeDelivered();  // before draining: a later dispatch wakes again
+  std::optional<Ending> failure;
+  deps_.registry->Drain(*state_, &woken_rows_, &failure);
+  if (!failure && !woken_rows_.empty()) {
+    failure = DeliverLive(woken_rows_);
+  }
+  woken_rows_.clear();
+  if (failure) {
+    held_ending_ = std::move(failure);
+    call_->Notify();
+  }
+}
+
 asio::awaitable<std::optional<Ending>> StreamSession::Pump() {
+  if (held_ending_) {
+    co_return std::exchange(held_ending_, std::nullopt);
+  }
+  BusyScope busy(busy_);
   state_->WakeDelivered();  // before draining: a later dispatch posts a new wake-up
   std::vector<LiveItem> live;
   std::optional<Ending> failure;
@@ -269,6 +301,7 @@ asio::awaitable<std::optional<Ending>> StreamSession::Pump() {
     if (!room_wait_since_) {
       room_wait_since_ = Clock::now();
     }
+    call_->WakeOnRoom();
     co_return std::nullopt;  // woken when the connection drains the queue
   }
   if (room_wait_since_) {

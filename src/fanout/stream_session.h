@@ -95,6 +95,10 @@ class StreamSession {
   Clock::time_point last_frame_at() const { return last_frame_at_; }
 
  private:
+  // The registry's wake-up, on the call's executor. Live rows go straight to the outbound queue
+  // here, without resuming the handler coroutine; anything else (catch-up notices, failures,
+  // rows while the coroutine is mid-registration or mid-wave) is left to it.
+  void OnWake();
   bool HasCatchUpRoom() const;
   std::optional<Ending> QueueMessages(MessagesFrame& frame, bool live);
   boost::asio::awaitable<std::optional<Ending>> CatchUpWave();
@@ -112,6 +116,9 @@ class StreamSession {
   telemetry::StreamKind kind_;
   std::shared_ptr<SessionState> state_;
   bool opened_ = false;
+  bool busy_ = false;                  // inside Add or Pump (either may be suspended)
+  std::optional<Ending> held_ending_;  // found by OnWake; the next Pump returns it
+  std::vector<LiveItem> woken_rows_;   // OnWake's scratch (its capacity is reused)
 
   std::unordered_map<std::string, RegistrationPtr> by_topic_;
   std::deque<RegistrationPtr> catch_up_;  // registrations not live yet, round-robin order

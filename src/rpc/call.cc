@@ -194,6 +194,7 @@ asio::awaitable<Status> Call::Write(std::string_view message) {
   }
   if (streaming()) {
     while (pending_body() > kOutboundHighWater && !ended_) {
+      room_wanted_ = true;
       co_await WaitHandler();
     }
   }
@@ -360,8 +361,9 @@ size_t Call::PullBody(char* dst, size_t max) {
     out_len_ = 0;
     out_pos_ = 0;
   }
-  if (n > 0 && streaming() && !ended_) {
-    WakeHandler();  // a writer may be waiting for room
+  if (n > 0 && room_wanted_ && !ended_) {
+    room_wanted_ = false;
+    WakeHandler();  // a writer waits for room
   }
   return n;
 }

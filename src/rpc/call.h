@@ -126,6 +126,10 @@ class Call final : public net::Exchange,
   // Suspends until `duration` elapses (true) or the call ends (false).
   boost::asio::awaitable<bool> SleepFor(Clock::duration duration);
 
+  // Wake the handler (WaitEvent) the next time the connection takes response bytes. Only wanted
+  // by a handler waiting for room: every other pull leaves it asleep.
+  void WakeOnRoom() { room_wanted_ = true; }
+
   // Suspends until Notify() is called or the call ends; returns false once the call has ended.
   boost::asio::awaitable<bool> WaitForNotify();
   void Notify();
@@ -212,6 +216,7 @@ class Call final : public net::Exchange,
   StatusCode outcome_ = StatusCode::kUnknown;
   boost::asio::steady_timer handler_timer_;
   bool handler_wake_pending_ = false;
+  bool room_wanted_ = false;
   bool notified_ = false;
   std::unique_ptr<boost::asio::steady_timer> deadline_timer_;
 };
