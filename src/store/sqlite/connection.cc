@@ -208,6 +208,12 @@ Result<std::unique_ptr<Connection>> Connection::Open(const std::string& path, Ro
   if (MaybeError e = conn->Exec(settings.c_str(), "configure the connection")) {
     return Unavailable("cannot configure the database connection: " + e->message);
   }
+  if (role == Role::kCheckpointer) {
+    // A connection opens the WAL with its first read; until then it checkpoints nothing.
+    if (MaybeError e = conn->Exec("SELECT count(*) FROM sqlite_schema", "open the WAL")) {
+      return Unavailable("cannot read the database: " + e->message);
+    }
+  }
   if (role == Role::kWriter) {
     // journal_mode is persisted in the file; readers inherit it. The pragma answers the mode in
     // force, which stays "delete" or "memory" if WAL cannot be used: refuse that.

@@ -89,8 +89,9 @@ class StatementUse {
 class Connection {
  public:
   enum class Role : uint8_t {
-    kWriter,  // may create the file
-    kReader,  // query_only=ON
+    kWriter,        // may create the file
+    kReader,        // query_only=ON
+    kCheckpointer,  // runs WAL checkpoints only (checkpointer.h)
   };
 
   // Opens `path` and applies the per-connection settings of STORE.md 8: journal_mode=WAL (writer;

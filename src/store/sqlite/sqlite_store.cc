@@ -97,19 +97,27 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& opti
   if (!readers.ok()) {
     return Prefixed(readers.status());
   }
+  Result<std::unique_ptr<Checkpointer>> checkpointer =
+      Checkpointer::Start(path, options.statement_timeout_ms);
+  if (!checkpointer.ok()) {
+    return Prefixed(checkpointer.status());
+  }
+  (*checkpointer)->Attach(*writer_conn);
   auto writer = std::make_unique<Writer>(std::move(writer_conn), options.max_writer_queue);
-  return std::unique_ptr<SqliteStore>(
-      new SqliteStore(options, std::move(lock), std::move(migrations), std::get<int64_t>(boundary),
-                      std::move(readers).value(), std::move(writer)));
+  return std::unique_ptr<SqliteStore>(new SqliteStore(
+      options, std::move(lock), std::move(migrations), std::get<int64_t>(boundary),
+      std::move(readers).value(), std::move(checkpointer).value(), std::move(writer)));
 }
 
 SqliteStore::SqliteStore(const SqliteOptions& options, std::unique_ptr<LockFile> lock,
                          MigrationOutcome migrations, int64_t last_committed,
-                         std::unique_ptr<ReaderPool> readers, std::unique_ptr<Writer> writer)
+                         std::unique_ptr<ReaderPool> readers,
+                         std::unique_ptr<Checkpointer> checkpointer, std::unique_ptr<Writer> writer)
     : options_(options),
       lock_(std::move(lock)),
       migrations_(std::move(migrations)),
       readers_(std::move(readers)),
+      checkpointer_(std::move(checkpointer)),
       writer_(std::move(writer)),
       last_committed_(last_committed) {
   writer_->SetAfterGroupCommit([this](bool committed) { AfterGroupCommit(committed); });
@@ -117,7 +125,9 @@ SqliteStore::SqliteStore(const SqliteOptions& options, std::unique_ptr<LockFile>
 
 SqliteStore::~SqliteStore() {
   // The writer thread may call NotifyCommit until it has stopped; stop it before anything else.
+  // Its connection closes with it, and with it the WAL hook that wakes the checkpointer.
   writer_.reset();
+  checkpointer_.reset();
   readers_.reset();
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "store/sqlite/checkpointer.h"
 #include "store/sqlite/lock_file.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/publish.h"
@@ -94,7 +95,8 @@ class SqliteStore final : public Store {
  private:
   SqliteStore(const SqliteOptions& options, std::unique_ptr<LockFile> lock,
               MigrationOutcome migrations, int64_t last_committed,
-              std::unique_ptr<ReaderPool> readers, std::unique_ptr<Writer> writer);
+              std::unique_ptr<ReaderPool> readers, std::unique_ptr<Checkpointer> checkpointer,
+              std::unique_ptr<Writer> writer);
   void NotifyCommit(int64_t last_id);
   // Writer thread: after each group commit attempt.
   void AfterGroupCommit(bool committed);
@@ -104,11 +106,12 @@ class SqliteStore final : public Store {
 
   // Const after construction, in start order; they stop in reverse (the destructor stops the
   // writer thread explicitly first, since it may still call NotifyCommit): the writer, the
-  // readers, the process lock last.
+  // checkpointer, the readers, the process lock last.
   const SqliteOptions options_;
   const std::unique_ptr<LockFile> lock_;
   const MigrationOutcome migrations_;
   std::unique_ptr<ReaderPool> readers_;
+  std::unique_ptr<Checkpointer> checkpointer_;
   std::unique_ptr<Writer> writer_;
 
   std::atomic<int64_t> last_committed_;  // written by the writer thread only
