@@ -339,6 +339,9 @@ asio::awaitable<std::optional<Ending>> StreamSession::Pump() {
     deps_.permits->Release(ticket_);
     ticket_.reset();
   }
+  if (!ending && !catch_up_.empty() && !HasCatchUpRoom()) {
+    call_->WakeOnRoom();  // the next wave waits for the connection to take this one
+  }
   co_return ending;
 }
 

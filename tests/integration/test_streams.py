@@ -448,6 +448,32 @@ class DeliveryMixin(S.SharedServer):
             finally:
                 stream.cancel()
 
+    # verifies: API-261, STORE.md 5.5 — a history several times the stream's catch-up budget
+    # (4 MiB queued at most) arrives whole and in order: each wave waits for the connection to
+    # take the one before, and is woken when it does. Each frame must come well within the
+    # keepalive interval (30 s by default): a lost wake-up would otherwise only show as a stream
+    # that advances once per keepalive.
+    def test_catch_up_larger_than_the_outbound_budget(self):
+        rows = S.scaled(3000, 1200)
+        t = S.gtopic("bigcu", 0)
+        blob = b"b" * 4000
+        with self.server.channel() as ch:
+            ids = []
+            for start in range(0, rows, 200):
+                ids += S.publish(ch, [E.group_message(t[1:], 1, b"%d-%s" % (k, blob))
+                                      for k in range(start, min(rows, start + 200))])
+            S.wait_replica_shows(ch, {t: ids[-1]})
+            stream = S.Static(ch, [(t, 0)])
+            try:
+                started = stream.started(self)
+                self.assertEqual(started.targets[0].through_sequence_id, ids[-1])
+                got = []
+                while len(got) < len(ids):
+                    got += [S.sid(e) for e in S.envelopes_of(stream.frame(timeout=15))]
+                self.assertEqual(got, ids)
+            finally:
+                stream.cancel()
+
     # verifies: API-254, API.md 3.12 (limits.max_http2_streams default 100) — 100 concurrent
     # streams of both kinds on one HTTP/2 connection all get a live envelope.
     def test_hundred_streams_on_one_connection(self):
