@@ -27,7 +27,7 @@ readonly ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 readonly PROTO_DIR="$ROOT/proto"
 readonly GEN_DIR="$ROOT/build-bench-loadgen"
 readonly PACKAGES=(valgrind nghttp2-client curl python3-cryptography g++ pkg-config protobuf-compiler
-                   libgrpc++-dev protobuf-compiler-grpc libsqlite3-dev)
+                   libgrpc++-dev protobuf-compiler-grpc libnghttp2-dev libsqlite3-dev)
 ARGS=("$@")
 requests=20000
 binary="$ROOT/build/src/xmtp-backend"

@@ -50,9 +50,11 @@ pick_port() {
 }
 
 # Builds bench/loadgen (every .cc there but sqlite_raw.cc, with grpc++ generated code from
-# proto/) and bench/loadgen/sqlite_raw.cc into $GEN_DIR, only when a source or .proto changed.
-# Needs ROOT, PROTO_DIR, GEN_DIR, log and die. No CMakeLists includes them, so the main build
-# and CI never need grpc++.
+# proto/, linked with grpc++ and libnghttp2) and bench/loadgen/sqlite_raw.cc into $GEN_DIR, only
+# when a source or .proto changed. Our sources compile with -Wall -Wextra (the generated code
+# without). Needs ROOT, PROTO_DIR, GEN_DIR, log and die, and the Debian packages libgrpc++-dev,
+# protobuf-compiler-grpc, libnghttp2-dev, libsqlite3-dev. No CMakeLists includes them, so the
+# main build and CI never need grpc++.
 build_loadgen() {
   local protos stamp f o srcs grpcxx_flags grpcxx_libs
   mapfile -t protos < <(proto_closure xmtp/backend/v1/backend.proto)
@@ -68,8 +70,8 @@ build_loadgen() {
   protoc -I "$PROTO_DIR" --cpp_out="$GEN_DIR/gen" "${protos[@]}"
   protoc -I "$PROTO_DIR" --grpc_out="$GEN_DIR/gen" \
     --plugin=protoc-gen-grpc="$(command -v grpc_cpp_plugin)" xmtp/backend/v1/backend.proto
-  read -r -a grpcxx_flags <<<"$(pkg-config --cflags grpc++ protobuf)"
-  read -r -a grpcxx_libs <<<"$(pkg-config --libs grpc++ protobuf)"
+  read -r -a grpcxx_flags <<<"$(pkg-config --cflags grpc++ protobuf libnghttp2)"
+  read -r -a grpcxx_libs <<<"$(pkg-config --libs grpc++ protobuf libnghttp2)"
   srcs=()
   for f in "$ROOT/bench/loadgen/"*.cc; do
     [[ "$f" == */sqlite_raw.cc ]] || srcs+=("$f")
@@ -78,7 +80,9 @@ build_loadgen() {
   for f in "${srcs[@]}"; do
     o="$GEN_DIR/obj/$(echo "${f#"$ROOT"/}" | tr / _).o"
     printf '%s\0%s\0' "$f" "$o"
-  done | xargs -0 -n 2 -P 2 sh -c 'g++ -std=c++20 -O2 -pthread -I"$0" $1 -c "$2" -o "$3"' \
+  done | xargs -0 -n 2 -P 2 sh -c \
+      'case "$2" in */bench/loadgen/*) w="-Wall -Wextra" ;; *) w="" ;; esac
+       g++ -std=c++20 -O2 -pthread $w -I"$0" $1 -c "$2" -o "$3"' \
       "$GEN_DIR/gen" "${grpcxx_flags[*]}" || die "loadgen: compile failed"
   g++ -O2 -pthread "$GEN_DIR"/obj/*.o -o "$GEN_DIR/loadgen" "${grpcxx_libs[@]}" \
     || die "loadgen: link failed"

@@ -25,7 +25,8 @@ readonly PUBLISH_CLIENTS=(1 8 32)
 readonly PUBLISH_ENVELOPES=(1 10)
 readonly READ_CLIENTS=(1 8)
 readonly PACKAGES=(g++ pkg-config protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
-                   libsqlite3-dev postgresql-15 postgresql-client-15 postgresql-contrib)
+                   libnghttp2-dev libsqlite3-dev postgresql-15 postgresql-client-15
+                   postgresql-contrib)
 
 ARGS=("$@")
 repeats=3

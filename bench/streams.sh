@@ -5,14 +5,15 @@
 # See bench/README.md and shared/BENCHMARKS.md.
 #
 #   bench/streams.sh [--quick] [--repeats N] [--duration S] [--binary PATH] [--engines LIST]
-#                    [--batch N] [--fanout-rate R] [--pg-replica] [--no-peer]
+#                    [--batch N] [--fanout-rate R] [--pg-replica] [--no-peer] [--transport T]
 #
 # --quick = 1 repeat of 3 s. Default 3 repeats of 5 s (+1 s warm-up), medians in the tables.
 # --engines: comma list of sqlite,postgres (default both). --binary defaults to
 # build-lead/src/xmtp-backend. --batch: envelopes per Messages frame of the peer (default 64).
 # --fanout-rate: publishes/s in the 1,000-subscribers-on-one-topic case (default 20).
-# --pg-replica: PostgreSQL streams read from the cluster's streaming replica. Nothing here
-# asserts a timing; a case the server does not serve yet (UNIMPLEMENTED) is skipped and said so.
+# --pg-replica: PostgreSQL streams read from the cluster's streaming replica. --transport: the
+# loadgen's subscriber client, h2 (libnghttp2, default) or grpc (grpc++). Nothing here asserts a
+# timing; a case the server does not serve yet (UNIMPLEMENTED) is skipped and said so.
 set -euo pipefail
 export LC_ALL=C
 
@@ -36,9 +37,9 @@ readonly LIVE_SUBS=100 LIVE_PER_CHANNEL=10 LIVE_PUBLISHERS=4 LIVE_ENVELOPES=10
 # (c) idle streams, each on its own empty topic.
 readonly IDLE_STREAMS=10000 IDLE_PER_CHANNEL=1000 IDLE_SETTLE_S=2
 readonly PACKAGES=(g++ pkg-config protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
-                   libsqlite3-dev postgresql-15 postgresql-client-15 postgresql-contrib
-                   golang-go golang-google-grpc-dev golang-google-protobuf-dev protoc-gen-go
-                   protoc-gen-go-grpc)
+                   libnghttp2-dev libsqlite3-dev postgresql-15 postgresql-client-15
+                   postgresql-contrib golang-go golang-google-grpc-dev golang-google-protobuf-dev
+                   protoc-gen-go protoc-gen-go-grpc)
 
 ARGS=("$@")
 repeats=3
@@ -49,8 +50,9 @@ batch=64
 fanout_rate=20
 pg_replica=0
 peer=1
+transport=h2
 usage() {
-  sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -63,6 +65,7 @@ while [[ $# -gt 0 ]]; do
     --fanout-rate) fanout_rate="$2"; shift ;;
     --pg-replica) pg_replica=1 ;;
     --no-peer) peer=0 ;;
+    --transport) transport="$2"; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown argument: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -72,6 +75,7 @@ done
 [[ "$duration" =~ ^[1-9][0-9]*$ ]] || { echo "--duration wants whole seconds" >&2; exit 2; }
 [[ "$batch" =~ ^[1-9][0-9]*$ ]] || { echo "--batch wants a positive integer" >&2; exit 2; }
 [[ "$fanout_rate" =~ ^[1-9][0-9]*$ ]] || { echo "--fanout-rate wants a positive integer" >&2; exit 2; }
+[[ "$transport" =~ ^(h2|grpc)$ ]] || { echo "--transport wants h2 or grpc" >&2; exit 2; }
 [[ "$engines" =~ ^(sqlite|postgres)(,(sqlite|postgres))?$ ]] || {
   echo "--engines wants sqlite, postgres or both" >&2; exit 2; }
 binary="$(realpath "$binary")"
@@ -233,7 +237,8 @@ load() {
   local key=$1 target=$2 pid=$3 out="$TMP/load.out" line rc=0
   shift 3
   run_tracked taskset -c "$LOAD_CPU" "$LOADGEN" --target "$target" --server-pid "$pid" \
-    --payload "$PAYLOAD" --duration "$duration" --warmup "$WARMUP_S" "$@" >"$out" 2>&1 || rc=$?
+    --transport "$transport" --payload "$PAYLOAD" --duration "$duration" --warmup "$WARMUP_S" \
+    "$@" >"$out" 2>&1 || rc=$?
   sed 's/^/    /' "$out" | grep -v '^    RESULT' >&2 || true
   if [[ $rc -ne 0 ]]; then
     NOTES[$key]="loadgen exit $rc: $(grep -v '^RESULT' "$out" | tail -n 2 | tr '\n' ' ')"
@@ -253,11 +258,13 @@ load() {
   return 0
 }
 
-# stream_gate NAME TARGET: the stream correctness gate. Sets SKIPPED[NAME] when SubscribeStatic
-# is not served or the gate fails; BIDI[NAME]=1 when Subscribe passed too.
+# stream_gate NAME TARGET: the stream correctness gate (the server through sync stubs, then the
+# same through the --transport client). Sets SKIPPED[NAME] when SubscribeStatic is not served or
+# the gate fails; BIDI[NAME]=1 when Subscribe passed too.
 stream_gate() {
   local name=$1 out rc=0
-  out=$("$LOADGEN" --target "$2" --mode stream-verify --payload "$PAYLOAD" 2>&1) || rc=$?
+  out=$("$LOADGEN" --target "$2" --mode stream-verify --transport "$transport" \
+    --payload "$PAYLOAD" 2>&1) || rc=$?
   grep -v '^RESULT' <<<"$out" | sed "s/^/    $name gate: /" >&2 || true
   case $rc in
     0) ;;
@@ -471,7 +478,7 @@ binary      $binary (built $BINARY_TIME); checkout HEAD $HEAD
 machine     $(nproc) CPUs; servers on CPU $SERVER_CPU (taskset), loadgen on CPU $LOAD_CPU; PostgreSQL unpinned
 load avg    before $LOADAVG_BEFORE, after $LOADAVG_AFTER
 runs        $repeats repeat(s) x ${duration} s measured after ${WARMUP_S} s warm-up; medians shown
-loadgen     grpc++ $(pkg-config --modversion grpc++): subscribers on one completion-queue thread (generic async API, frames decoded from the wire bytes), publishers on sync stubs, one thread each
+loadgen     transport $transport: $(if [[ $transport == h2 ]]; then echo "subscribers over libnghttp2 $(pkg-config --modversion libnghttp2) on one epoll thread (h2c, 256 KiB reads, 16 MiB stream windows)"; else echo "subscribers over grpc++ $(pkg-config --modversion grpc++) on one completion-queue thread (generic async API)"; fi), frames decoded from the wire bytes; publishers on grpc++ $(pkg-config --modversion grpc++) sync stubs, one thread each
 envelopes   group messages, MLS PrivateMessage of $PAYLOAD bytes; fresh topics per run; the send time (steady clock) in the last 8 payload bytes
 (a) fanout  $FANOUT_SUBS SubscribeStatic streams on one topic ($FANOUT_PER_CHANNEL per connection), 1 publisher at $fanout_rate publishes/s x 1 envelope; also over Subscribe (bidi) when its gate passes
 (a) topics  $TOPICS_N topics, one SubscribeStatic stream each ($TOPICS_PER_CHANNEL per connection), 1 publisher at $TOPICS_RATE publishes/s round-robin over the topics

@@ -24,7 +24,7 @@ readonly WARMUP_S=1
 readonly UNARY_C=10 UNARY_M=10
 readonly PUBLISH_CLIENTS=8 PAYLOAD=1024 TOPICS=64
 readonly PACKAGES=(g++ pkg-config protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
-                   libsqlite3-dev nghttp2-client python3)
+                   libnghttp2-dev libsqlite3-dev nghttp2-client python3)
 
 repeats=3
 duration=5

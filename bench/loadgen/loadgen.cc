@@ -1,9 +1,12 @@
 // bench/loadgen: a gRPC load client for xmtp-backend (grpc++). Unlike h2load it sends distinct
 // valid envelopes, so every Publish stores new rows. The unary modes give each client its own
-// HTTP/2 connection and one call in flight, driven from completion-queue threads (async stubs);
-// the stream modes (stream_modes.cc) drive thousands of streams the same way. Built by
-// bench/publish.sh and bench/streams.sh into a private directory; the main build never includes it
-// (CI must not depend on grpc++).
+// HTTP/2 connection and one call in flight, driven from completion-queue threads (async stubs).
+// The stream modes (stream_modes.cc) drive thousands of subscriber streams from one worker thread
+// over either transport (--transport): libnghttp2 on an epoll loop (h2_stream_client.h, the
+// default: a few times cheaper per received message) or grpc++'s generic async API
+// (stream_client.h); their publishers use grpc++ sync stubs. Built by bench/publish.sh and
+// bench/streams.sh into a private directory; the main build never includes it (CI must not
+// depend on grpc++ or libnghttp2).
 //
 //   loadgen --target HOST:PORT --mode MODE [options]
 //   unary modes: publish | query | newest | verify
@@ -23,6 +26,8 @@
 //     --subscribers S  subscriber streams; stream s registers topic s % T (fresh topics per run)
 //     --topics T       topics the streams and the publishers use
 //     --stream K       static (SubscribeStatic) or bidi (Subscribe + one Update)   [static]
+//     --transport X    the subscriber streams' client: h2 (libnghttp2, h2c) or     [h2]
+//                      grpc (grpc++ generic async API); stream-verify checks it too
 //     --streams-per-channel M  streams sharing one HTTP/2 connection            [100]
 //     --rate R         subscribe-latency: publishes per second over all --clients  [0 = closed
 //     loop]
@@ -445,7 +450,7 @@ const char* ModeName(Mode m) {
                "loadgen: %s\nusage: loadgen --target HOST:PORT --mode publish|query|newest|verify|"
                "subscribe-latency|deliver|idle-streams|stream-verify [--clients N] [--envelopes E] "
                "[--payload B] [--topics T] [--limit L] [--duration S] [--warmup S] "
-               "[--server-pid P] [--subscribers S] [--stream static|bidi] "
+               "[--server-pid P] [--subscribers S] [--stream static|bidi] [--transport h2|grpc] "
                "[--streams-per-channel M] [--rate R] [--grace S] [--prefill N] [--settle S] "
                "[--open-timeout S]\n(the comment at the top of bench/loadgen/loadgen.cc "
                "explains each)\n",
@@ -519,6 +524,14 @@ Options Parse(int argc, char** argv) {
         o.stream = StreamKind::kBidi;
       } else {
         Usage("--stream wants static or bidi");
+      }
+    } else if (a == "--transport") {
+      if (v == "h2") {
+        o.transport = Transport::kH2;
+      } else if (v == "grpc") {
+        o.transport = Transport::kGrpc;
+      } else {
+        Usage("--transport wants h2 or grpc");
       }
     } else if (a == "--rate" || a == "--grace" || a == "--settle" || a == "--open-timeout") {
       if (!numeric || num < 0 || (a == "--open-timeout" && num <= 0)) {

@@ -29,6 +29,10 @@ enum class Mode {
 // Which RPC a subscriber stream uses.
 enum class StreamKind { kStatic, kBidi };
 
+// Which client library carries the subscriber streams (the publishers always use grpc++):
+// grpc++'s generic async API (stream_client.h) or libnghttp2 (h2_stream_client.h).
+enum class Transport { kGrpc, kH2 };
+
 struct Options {
   std::string target;
   Mode mode = Mode::kPublish;
@@ -46,6 +50,7 @@ struct Options {
   double rate = 0;                // publishes per second over all publishers; 0 = closed loop
   int streams_per_channel = 100;  // subscriber streams sharing one HTTP/2 connection
   StreamKind stream = StreamKind::kStatic;
+  Transport transport = Transport::kH2;
   double grace_s = 2;           // after the publishers stop, wait this long for deliveries
   int prefill = 10000;          // deliver: envelopes published to each topic before streaming
   double settle_s = 2;          // idle-streams: wait before each RSS reading

@@ -3,17 +3,15 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <utility>
-
-#include "xmtp/backend/v1/backend.grpc.pb.h"
+#include <vector>
 
 namespace xb::bench {
 namespace {
-
-namespace v1 = ::xmtp::backend::v1;
 
 constexpr char kSubscribeStaticMethod[] = "/xmtp.backend.v1.SubscriptionService/SubscribeStatic";
 constexpr char kSubscribeMethod[] = "/xmtp.backend.v1.SubscriptionService/Subscribe";
@@ -26,54 +24,80 @@ grpc::ByteBuffer ToByteBuffer(const std::string& bytes) {
 
 }  // namespace
 
-std::string RegistrationRequest(StreamKind kind, const std::vector<std::string>& topics,
-                                uint64_t cursor) {
-  if (kind == StreamKind::kStatic) {
-    v1::SubscribeStaticRequest req;
-    for (const auto& t : topics) {
-      auto* q = req.add_topics();
-      q->mutable_topic()->set_topic(t);
-      q->mutable_cursor()->set_sequence_id(cursor);
-    }
-    return req.SerializeAsString();
+// One call. Its completions come back to the worker's queue tagged with one of its Tags.
+class GrpcStream final : public Stream {
+ public:
+  enum class Op { kStart, kWrite, kRead, kFinish };
+  struct Tag {
+    GrpcStream* stream;
+    Op op;
+  };
+
+  GrpcStream(StreamSpec spec, StreamObserver* observer) : Stream(std::move(spec), observer) {
+    QueueWrite(ToByteBuffer(RegistrationRequest(spec_.kind, spec_.topics, spec_.cursor)),
+               /*writes_done=*/false);
+    // A server-streaming client half-closes after its one request; a bidi client keeps its
+    // request side open (API-259: the half-close would end the stream).
+    if (spec_.kind == StreamKind::kStatic) QueueWrite(grpc::ByteBuffer(), /*writes_done=*/true);
   }
-  v1::SubscribeRequest req;
-  auto* update = req.mutable_update();
-  update->set_id(1);
-  for (const auto& t : topics) {
-    auto* q = update->add_adds();
-    q->mutable_topic()->set_topic(t);
-    q->mutable_cursor()->set_sequence_id(cursor);
+
+  void Cancel() override {
+    MarkCancelled();
+    ctx_.TryCancel();
   }
-  return req.SerializeAsString();
-}
 
-Stream::Stream(StreamSpec spec, StreamObserver* observer)
-    : spec_(std::move(spec)), observer_(observer) {
-  QueueWrite(ToByteBuffer(RegistrationRequest(spec_.kind, spec_.topics, spec_.cursor)),
-             /*writes_done=*/false);
-  // A server-streaming client half-closes after its one request; a bidi client keeps its
-  // request side open (API-259: the half-close would end the stream).
-  if (spec_.kind == StreamKind::kStatic) QueueWrite(grpc::ByteBuffer(), /*writes_done=*/true);
-}
+  void Begin(grpc::GenericStub* stub, grpc::CompletionQueue* cq) {
+    call_ = stub->PrepareCall(
+        &ctx_, spec_.kind == StreamKind::kStatic ? kSubscribeStaticMethod : kSubscribeMethod, cq);
+    ++pending_;
+    call_->StartCall(&start_tag_);
+  }
 
-void Stream::Cancel() {
-  cancelled_.store(true, std::memory_order_relaxed);
-  ctx_.TryCancel();
-}
+  // Handles one completion; returns true when the stream is finished and no op is pending.
+  bool OnEvent(Op op, bool ok);
 
-void Stream::Begin(grpc::GenericStub* stub, grpc::CompletionQueue* cq) {
-  call_ = stub->PrepareCall(
-      &ctx_, spec_.kind == StreamKind::kStatic ? kSubscribeStaticMethod : kSubscribeMethod, cq);
-  ++pending_;
-  call_->StartCall(&start_tag_);
-}
+ private:
+  struct PendingWrite {
+    grpc::ByteBuffer bytes;
+    bool writes_done = false;  // a half-close instead of a message
+  };
 
-void Stream::QueueWrite(grpc::ByteBuffer bytes, bool writes_done) {
-  writes_.push_back(PendingWrite{std::move(bytes), writes_done});
-}
+  void Send(std::string message) override {
+    QueueWrite(ToByteBuffer(message), /*writes_done=*/false);
+    PumpWrites();
+  }
+  void OnFrame();
+  void QueueWrite(grpc::ByteBuffer bytes, bool writes_done) {
+    writes_.push_back(PendingWrite{std::move(bytes), writes_done});
+  }
+  void PumpWrites();
+  void Read() {
+    ++pending_;
+    call_->Read(&in_, &read_tag_);
+  }
+  void Finish() {
+    finishing_ = true;
+    ++pending_;
+    call_->Finish(&status_, &finish_tag_);
+  }
 
-void Stream::PumpWrites() {
+  grpc::ClientContext ctx_;
+  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call_;
+  grpc::ByteBuffer in_;
+  grpc::Status status_;
+  std::deque<PendingWrite> writes_;
+  bool writing_ = false;
+  bool finishing_ = false;
+  bool done_ = false;
+  int pending_ = 0;   // ops issued and not yet completed
+  std::string flat_;  // a multi-slice frame, flattened
+  Tag start_tag_{this, Op::kStart};
+  Tag write_tag_{this, Op::kWrite};
+  Tag read_tag_{this, Op::kRead};
+  Tag finish_tag_{this, Op::kFinish};
+};
+
+void GrpcStream::PumpWrites() {
   if (writing_ || writes_.empty() || finishing_) return;
   writing_ = true;
   ++pending_;
@@ -84,17 +108,7 @@ void Stream::PumpWrites() {
   }
 }
 
-void Stream::Read() {
-  ++pending_;
-  call_->Read(&in_, &read_tag_);
-}
-
-void Stream::Fail(const std::string& what) {
-  observer_->OnProtocolError(*this, what);
-  Cancel();
-}
-
-bool Stream::OnEvent(Op op, bool ok) {
+bool GrpcStream::OnEvent(Op op, bool ok) {
   --pending_;
   switch (op) {
     case Op::kStart:
@@ -102,9 +116,7 @@ bool Stream::OnEvent(Op op, bool ok) {
         PumpWrites();
         Read();
       } else {
-        finishing_ = true;
-        ++pending_;
-        call_->Finish(&status_, &finish_tag_);
+        Finish();
       }
       break;
     case Op::kWrite:
@@ -121,95 +133,61 @@ bool Stream::OnEvent(Op op, bool ok) {
         OnFrame();
         Read();
       } else {
-        finishing_ = true;
-        ++pending_;
-        call_->Finish(&status_, &finish_tag_);
+        Finish();
       }
       break;
     case Op::kFinish:
       done_ = true;
-      observer_->OnDone(*this, status_);
+      NotifyDone(status_);
       break;
   }
   return done_ && pending_ == 0;
 }
 
-void Stream::OnFrame() {
+void GrpcStream::OnFrame() {
   const auto now = Clock::now();
   grpc::Slice single;
-  std::string_view bytes;
   if (in_.TrySingleSlice(&single).ok()) {
-    bytes = std::string_view(reinterpret_cast<const char*>(single.begin()), single.size());
-  } else {
-    std::vector<grpc::Slice> slices;
-    (void)in_.Dump(&slices);
-    flat_.clear();
-    for (const auto& s : slices) flat_.append(reinterpret_cast<const char*>(s.begin()), s.size());
-    bytes = flat_;
-  }
-  if (!DecodeFrame(spec_.kind, bytes, &frame_)) {
-    Fail("a frame that does not decode");
+    OnMessage(std::string_view(reinterpret_cast<const char*>(single.begin()), single.size()), now);
     return;
   }
-  using K = FrameView::Kind;
-  switch (frame_.kind) {
-    case K::kStarted:
-      if (spec_.kind == StreamKind::kStatic) {
-        if (ready_) return Fail("a second Started");
-        ready_ = true;
-        observer_->OnReady(*this, frame_, now);
-      } else {
-        if (started_frame_) return Fail("a second Started");
-        started_frame_ = true;
-      }
-      break;
-    case K::kApplied:
-      if (!started_frame_) return Fail("Applied before Started (API-250)");
-      if (ready_ || frame_.id != 1) return Fail("an Applied for an update never sent");
-      ready_ = true;
-      observer_->OnReady(*this, frame_, now);
-      break;
-    case K::kMessages:
-      if (!ready_) return Fail("Messages before the registration was acknowledged");
-      observer_->OnMessages(*this, frame_, bytes.size(), now);
-      break;
-    case K::kPing: {
-      v1::SubscribeRequest pong;
-      pong.mutable_pong()->set_nonce(frame_.id);
-      QueueWrite(ToByteBuffer(pong.SerializeAsString()), /*writes_done=*/false);
-      PumpWrites();
-      break;
-    }
-    case K::kKeepalive:
-    case K::kPong:
-      break;
-    case K::kUnknown:
-      return Fail("a frame with no known response set");
-  }
+  std::vector<grpc::Slice> slices;
+  (void)in_.Dump(&slices);
+  flat_.clear();
+  for (const auto& s : slices) flat_.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  OnMessage(flat_, now);
 }
 
-StreamWorker::StreamWorker(StreamObserver* observer)
-    : observer_(observer), thread_([this] { Loop(); }) {}
+GrpcStreamWorker::GrpcStreamWorker(std::string target, StreamObserver* observer)
+    : target_(std::move(target)), observer_(observer), thread_([this] { Loop(); }) {}
 
-StreamWorker::~StreamWorker() { Shutdown(); }
+GrpcStreamWorker::~GrpcStreamWorker() { Shutdown(); }
 
-void StreamWorker::Open(grpc::GenericStub* stub, StreamSpec spec) {
-  auto owned = std::unique_ptr<Stream>(new Stream(std::move(spec), observer_));
-  Stream* s = owned.get();
+void GrpcStreamWorker::Open(StreamSpec spec) {
+  const size_t c = spec.channel;
+  auto owned = std::make_unique<GrpcStream>(std::move(spec), observer_);
+  GrpcStream* s = owned.get();
+  grpc::GenericStub* stub = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    auto [it, inserted] = channels_.try_emplace(c);
+    if (inserted) {
+      it->second.channel = MakeChannel(target_, static_cast<int>(c));
+      it->second.stub = std::make_unique<grpc::GenericStub>(it->second.channel);
+    }
+    stub = it->second.stub.get();
     streams_.emplace(s, std::move(owned));
   }
   live_.fetch_add(1, std::memory_order_acq_rel);
   s->Begin(stub, &cq_);
 }
 
-void StreamWorker::CancelAll() {
+void GrpcStreamWorker::CancelAll() {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [s, owned] : streams_) s->Cancel();
 }
 
-void StreamWorker::Shutdown() {
+void GrpcStreamWorker::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
   if (live() > 0) {
@@ -228,13 +206,13 @@ void StreamWorker::Shutdown() {
   thread_.join();
 }
 
-void StreamWorker::Loop() {
+void GrpcStreamWorker::Loop() {
   void* tag = nullptr;
   bool ok = false;
   while (cq_.Next(&tag, &ok)) {
-    auto* t = static_cast<Stream::Tag*>(tag);
+    auto* t = static_cast<GrpcStream::Tag*>(tag);
     if (t->stream->OnEvent(t->op, ok)) {
-      std::unique_ptr<Stream> dead;
+      std::unique_ptr<GrpcStream> dead;
       {
         std::lock_guard<std::mutex> lock(mu_);
         auto it = streams_.find(t->stream);

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "loadgen.h"
-#include "stream_client.h"
 #include "stream_run.h"
 #include "xmtp/backend/v1/backend.grpc.pb.h"
 
@@ -118,10 +117,10 @@ int RunLatency(const Options& o) {
   run.options = &o;
   run.run = RunNonce();
   const int n = o.subscribers;
-  Channels ch(o.target, ChannelCount(o, n));
-  auto pool = MakePool<LatencyObserver>(&run);
+  const size_t channels = ChannelCount(o, n);
+  auto pool = MakePool<LatencyObserver>(&run, channels);
   const auto topic_of = [&](int i) { return TopicOf(RunGroupId(run.run, i % o.topics)); };
-  const double open_s = OpenAndWait(o, run, pool, ch, 0, n, topic_of);
+  const double open_s = OpenAndWait(o, run, pool, 0, n, topic_of);
   if (open_s < 0) return OpenFailure(pool);
   std::vector<uint64_t> subscribers_of(static_cast<size_t>(o.topics));
   for (int i = 0; i < n; ++i) ++subscribers_of[static_cast<size_t>(i % o.topics)];
@@ -194,11 +193,11 @@ int RunLatency(const Options& o) {
   const double secs = o.duration_s;
   const char* kind = o.stream == StreamKind::kStatic ? "static" : "bidi";
   std::printf(
-      "loadgen subscribe-latency: target %s, %d %s streams on %zu connections over %d topics; "
-      "%d publisher(s) at %.0f publishes/s (0 = back to back), %d envelope(s) of %d bytes each; "
-      "streams open in %.2f s; %.1f s measured after %.1f s warm-up\n",
-      o.target.c_str(), n, kind, ch.stubs.size(), o.topics, o.clients, o.rate, o.envelopes,
-      o.payload, open_s, secs, o.warmup_s);
+      "loadgen subscribe-latency: target %s, %d %s streams on %zu connections (%s transport) "
+      "over %d topics; %d publisher(s) at %.0f publishes/s (0 = back to back), %d envelope(s) of "
+      "%d bytes each; streams open in %.2f s; %.1f s measured after %.1f s warm-up\n",
+      o.target.c_str(), n, kind, channels, TransportName(o.transport), o.topics, o.clients, o.rate,
+      o.envelopes, o.payload, open_s, secs, o.warmup_s);
   std::printf("  published %" PRIu64 " envelopes in the interval (%" PRIu64
               " publish errors); deliveries expected %" PRIu64 ", received %" PRIu64
               " (missing %" PRIu64 ", %.0f/s); out-of-order %" PRIu64 ", wrong topic %" PRIu64
@@ -216,7 +215,8 @@ int RunLatency(const Options& o) {
               Percentile(first, 0.5), Percentile(first, 0.99), Percentile(last, 0.5),
               Percentile(last, 0.99));
   std::printf(
-      "RESULT mode=subscribe-latency stream=%s subscribers=%d topics=%d channels=%zu rate=%.1f "
+      "RESULT mode=subscribe-latency transport=%s stream=%s subscribers=%d topics=%d channels=%zu "
+      "rate=%.1f "
       "publishers=%d envelopes=%d payload=%d open_s=%.3f secs=%.3f published=%" PRIu64
       " pub_errors=%" PRIu64 " expected=%" PRIu64 " received=%" PRIu64 " missing=%" PRIu64
       " out_of_order=%" PRIu64 " wrong_topic=%" PRIu64 " stream_errors=%" PRIu64
@@ -224,13 +224,13 @@ int RunLatency(const Options& o) {
       " deliveries_per_s=%.1f p50_us=%u p90_us=%u p99_us=%u p999_us=%u max_us=%u "
       "first_p50_us=%u first_p99_us=%u last_p50_us=%u last_p99_us=%u "
       "server_cpu_s=%.3f load_cpu_s=%.3f\n",
-      kind, n, o.topics, ch.stubs.size(), o.rate, o.clients, o.envelopes, o.payload, open_s, secs,
-      pub.envelopes_measured, pub.errors.total(), pub.expected, received, missing, t.out_of_order,
-      t.wrong_topic, t.stream_errors, t.errors.Codes().c_str(), t.protocol_errors,
-      static_cast<double>(received) / secs, Percentile(lat, 0.5), Percentile(lat, 0.9),
-      Percentile(lat, 0.99), Percentile(lat, 0.999), lat.empty() ? 0u : lat.back(),
-      Percentile(first, 0.5), Percentile(first, 0.99), Percentile(last, 0.5),
-      Percentile(last, 0.99), cpu0 >= 0 ? cpu1 - cpu0 : -1.0, self1 - self0);
+      TransportName(o.transport), kind, n, o.topics, channels, o.rate, o.clients, o.envelopes,
+      o.payload, open_s, secs, pub.envelopes_measured, pub.errors.total(), pub.expected, received,
+      missing, t.out_of_order, t.wrong_topic, t.stream_errors, t.errors.Codes().c_str(),
+      t.protocol_errors, static_cast<double>(received) / secs, Percentile(lat, 0.5),
+      Percentile(lat, 0.9), Percentile(lat, 0.99), Percentile(lat, 0.999),
+      lat.empty() ? 0u : lat.back(), Percentile(first, 0.5), Percentile(first, 0.99),
+      Percentile(last, 0.5), Percentile(last, 0.99), cpu0 >= 0 ? cpu1 - cpu0 : -1.0, self1 - self0);
   if (!pub.errors.first.empty()) std::printf("FIRST_ERROR publish: %s\n", pub.errors.first.c_str());
   if (!t.errors.first.empty()) std::printf("FIRST_ERROR stream: %s\n", t.errors.first.c_str());
   return 0;

@@ -16,7 +16,8 @@
 //   on its own empty topic, waits until all are acknowledged, reads VmRSS again; cancels them and
 //   reads it a third time. Reports (open - before) / S in KiB.
 // stream-verify  (stream_verify.cc) the correctness gate run before any of them.
-// subscribe-latency lives in stream_latency.cc, the parts the modes share in stream_run.h.
+// subscribe-latency lives in stream_latency.cc, the parts the modes share in stream_run.h; the
+// streams go through the --transport worker (subscriber_worker.h), which the modes never name.
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,7 +32,6 @@
 #include <vector>
 
 #include "loadgen.h"
-#include "stream_client.h"
 #include "stream_run.h"
 #include "xmtp/backend/v1/backend.grpc.pb.h"
 
@@ -42,8 +42,7 @@ namespace v1 = ::xmtp::backend::v1;
 
 class DeliverObserver : public BaseObserver {
  public:
-  DeliverObserver(RunState* run, StreamWorker** worker, Channels* channels)
-      : BaseObserver(run), worker_(worker), channels_(channels) {}
+  DeliverObserver(RunState* run, SubscriberWorker** worker) : BaseObserver(run), worker_(worker) {}
 
   void OnReady(Stream& s, const FrameView& f, Clock::time_point now) override {
     BaseObserver::OnReady(s, f, now);
@@ -76,8 +75,7 @@ class DeliverObserver : public BaseObserver {
     // Reopen a stream that ended because it was done, never one the server failed (that would
     // spin), never after the run.
     if (ours && s.ready() && !run_->stopping.load(std::memory_order_relaxed)) {
-      StreamSpec again = s.spec();
-      (*worker_)->Open(channels_->stubs[again.channel].get(), std::move(again));
+      (*worker_)->Open(s.spec());
     }
   }
 
@@ -88,8 +86,7 @@ class DeliverObserver : public BaseObserver {
   uint64_t incomplete = 0;
 
  private:
-  StreamWorker** const worker_;  // the worker this observer serves (set after construction)
-  Channels* const channels_;
+  SubscriberWorker** const worker_;  // the worker this observer serves (set after construction)
 };
 
 class IdleObserver : public BaseObserver {
@@ -107,9 +104,6 @@ class IdleObserver : public BaseObserver {
     for (const auto& e : f.envelopes) Check(s, e);
   }
 };
-
-// Workers, each with its observer; stream i goes to channel i / per_channel and the worker of
-// that channel (channel % workers).
 
 // ---------------------------------------------------------------------------------------------
 // deliver
@@ -152,12 +146,12 @@ int RunDeliver(const Options& o) {
   if (!Prefill(o, run.run)) return 1;
   const double prefill_s = std::chrono::duration<double>(Clock::now() - p0).count();
   const int n = o.subscribers;
-  Channels ch(o.target, ChannelCount(o, n));
-  std::vector<StreamWorker*> worker_of(kWorkers);
+  std::vector<SubscriberWorker*> worker_of(kWorkers);
   Pool<DeliverObserver> pool;
+  pool.channels = ChannelCount(o, n);
   for (int w = 0; w < kWorkers; ++w) {
-    pool.observers.push_back(std::make_unique<DeliverObserver>(&run, &worker_of[w], &ch));
-    pool.workers.push_back(std::make_unique<StreamWorker>(pool.observers.back().get()));
+    pool.observers.push_back(std::make_unique<DeliverObserver>(&run, &worker_of[w]));
+    pool.workers.push_back(MakeSubscriberWorker(o, pool.observers.back().get()));
     worker_of[w] = pool.workers.back().get();
   }
   const auto start = Clock::now();
@@ -166,7 +160,7 @@ int RunDeliver(const Options& o) {
   run.window_start_ns = SteadyNs(measure_start);
   run.window_stop_ns = SteadyNs(stop);
   const auto topic_of = [&](int i) { return TopicOf(RunGroupId(run.run, i % o.topics)); };
-  const double open_s = OpenAndWait(o, run, pool, ch, 0, n, topic_of);
+  const double open_s = OpenAndWait(o, run, pool, 0, n, topic_of);
   if (open_s < 0) return OpenFailure(pool);
   std::this_thread::sleep_until(measure_start);
   const double cpu0 = ProcessCpuSeconds(o.server_pid);
@@ -193,10 +187,10 @@ int RunDeliver(const Options& o) {
   const double bytes_per_env = env ? static_cast<double>(bytes) / static_cast<double>(env) : 0;
   const double server_cpu = cpu0 >= 0 ? cpu1 - cpu0 : -1.0;
   std::printf(
-      "loadgen deliver: target %s, %d streams on %zu connections over %d topics of %d "
-      "envelopes (%d-byte payloads, prefilled in %.1f s); %.1f s measured after %.1f s\n",
-      o.target.c_str(), n, ch.stubs.size(), o.topics, o.prefill, o.payload, prefill_s, secs,
-      o.warmup_s);
+      "loadgen deliver: target %s, %d streams on %zu connections (%s transport) over %d topics "
+      "of %d envelopes (%d-byte payloads, prefilled in %.1f s); %.1f s measured after %.1f s\n",
+      o.target.c_str(), n, pool.channels, TransportName(o.transport), o.topics, o.prefill,
+      o.payload, prefill_s, secs, o.warmup_s);
   std::printf("  envelopes %" PRIu64 " (%.0f/s) in %" PRIu64
               " frames (%.1f per frame, %.0f wire bytes per envelope); catch-ups completed %" PRIu64
               " (incomplete %" PRIu64 "); out-of-order %" PRIu64 ", wrong topic %" PRIu64
@@ -207,15 +201,15 @@ int RunDeliver(const Options& o) {
               t.first_protocol_error.empty() ? "" : ": ", t.first_protocol_error.c_str(),
               server_cpu, self1 - self0);
   std::printf(
-      "RESULT mode=deliver stream=%s streams=%d topics=%d prefill=%d payload=%d "
+      "RESULT mode=deliver transport=%s stream=%s streams=%d topics=%d prefill=%d payload=%d "
       "channels=%zu secs=%.3f envelopes=%" PRIu64 " eps=%.1f frames=%" PRIu64
       " env_per_frame=%.2f bytes_per_env=%.1f completed=%" PRIu64 " incomplete=%" PRIu64
       " out_of_order=%" PRIu64 " wrong_topic=%" PRIu64 " stream_errors=%" PRIu64
       " error_codes=%s protocol_errors=%" PRIu64 " server_cpu_s=%.3f load_cpu_s=%.3f\n",
-      o.stream == StreamKind::kStatic ? "static" : "bidi", n, o.topics, o.prefill, o.payload,
-      ch.stubs.size(), secs, env, eps, frames, per_frame, bytes_per_env, completed, incomplete,
-      t.out_of_order, t.wrong_topic, t.stream_errors, t.errors.Codes().c_str(), t.protocol_errors,
-      server_cpu, self1 - self0);
+      TransportName(o.transport), o.stream == StreamKind::kStatic ? "static" : "bidi", n, o.topics,
+      o.prefill, o.payload, pool.channels, secs, env, eps, frames, per_frame, bytes_per_env,
+      completed, incomplete, t.out_of_order, t.wrong_topic, t.stream_errors,
+      t.errors.Codes().c_str(), t.protocol_errors, server_cpu, self1 - self0);
   if (!t.errors.first.empty()) std::printf("FIRST_ERROR stream: %s\n", t.errors.first.c_str());
   return 0;
 }
@@ -229,17 +223,17 @@ int RunIdle(const Options& o) {
   run.options = &o;
   run.run = RunNonce();
   const int n = o.subscribers;
-  Channels ch(o.target, ChannelCount(o, n));
-  auto pool = MakePool<IdleObserver>(&run);
+  const size_t channels = ChannelCount(o, n);
+  auto pool = MakePool<IdleObserver>(&run, channels);
   // Every stream has a topic of its own; the warm-up streams take indices n, n + 1, ...
   const auto topic_of = [&](int i) { return TopicOf(RunGroupId(run.run, i)); };
-  const int warm = std::max(static_cast<int>(ch.stubs.size()), std::min(n, 100));
+  const int warm = std::max(static_cast<int>(channels), std::min(n, 100));
   {
     // Warm-up stream w goes to channel w % channels: OpenAndWait maps index i to channel
     // i / per_channel, so spread the indices by per_channel.
     Options spread = o;
     spread.streams_per_channel = 1;
-    if (OpenAndWait(spread, run, pool, ch, n, warm, topic_of) < 0) return OpenFailure(pool);
+    if (OpenAndWait(spread, run, pool, n, warm, topic_of) < 0) return OpenFailure(pool);
     pool.CancelAll();
     if (!pool.WaitIdle(60)) {
       std::printf("loadgen: warm-up streams did not end\n");
@@ -250,7 +244,7 @@ int RunIdle(const Options& o) {
   settle();
   const long before = ResidentKib(o.server_pid);
   const long self_before = ResidentKib(getpid());
-  const double open_s = OpenAndWait(o, run, pool, ch, 0, n, topic_of);
+  const double open_s = OpenAndWait(o, run, pool, 0, n, topic_of);
   if (open_s < 0) return OpenFailure(pool);
   settle();
   const long open = ResidentKib(o.server_pid);
@@ -265,22 +259,23 @@ int RunIdle(const Options& o) {
   const double self_per_stream = static_cast<double>(self_open - self_before) / n;
   std::printf(
       "loadgen idle-streams: target %s, %d %s streams (one empty topic each) on %zu "
-      "connections, opened in %.2f s; server VmRSS %ld KiB before, %ld KiB with them "
+      "connections (%s transport), opened in %.2f s; server VmRSS %ld KiB before, %ld KiB with "
+      "them "
       "open, %ld KiB after they closed%s: %.2f KiB per stream (loadgen: %.2f KiB per "
       "stream); streams failed %" PRIu64 " (%s), protocol errors %" PRIu64 "%s%s\n",
-      o.target.c_str(), n, o.stream == StreamKind::kStatic ? "static" : "bidi", ch.stubs.size(),
-      open_s, before, open, closed, ended ? "" : " (not all ended)", per_stream, self_per_stream,
-      t.stream_errors, t.errors.Codes().c_str(), t.protocol_errors,
+      o.target.c_str(), n, o.stream == StreamKind::kStatic ? "static" : "bidi", channels,
+      TransportName(o.transport), open_s, before, open, closed, ended ? "" : " (not all ended)",
+      per_stream, self_per_stream, t.stream_errors, t.errors.Codes().c_str(), t.protocol_errors,
       t.first_protocol_error.empty() ? "" : ": ", t.first_protocol_error.c_str());
   std::printf(
-      "RESULT mode=idle-streams stream=%s streams=%d channels=%zu open_s=%.3f "
+      "RESULT mode=idle-streams transport=%s stream=%s streams=%d channels=%zu open_s=%.3f "
       "rss_before_kib=%ld rss_open_kib=%ld rss_closed_kib=%ld kib_per_stream=%.3f "
       "load_kib_per_stream=%.3f stream_errors=%" PRIu64
       " error_codes=%s "
       "protocol_errors=%" PRIu64 "\n",
-      o.stream == StreamKind::kStatic ? "static" : "bidi", n, ch.stubs.size(), open_s, before, open,
-      closed, per_stream, self_per_stream, t.stream_errors, t.errors.Codes().c_str(),
-      t.protocol_errors);
+      TransportName(o.transport), o.stream == StreamKind::kStatic ? "static" : "bidi", n, channels,
+      open_s, before, open, closed, per_stream, self_per_stream, t.stream_errors,
+      t.errors.Codes().c_str(), t.protocol_errors);
   return 0;
 }
 

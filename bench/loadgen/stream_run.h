@@ -1,10 +1,8 @@
-// What the stream modes (stream_latency.cc, stream_modes.cc) share: the run's measured window
-// and counters, the subscriber channels, the observer behaviour common to every mode, and the
-// pool of workers that opens streams and waits for their acknowledgement. Header-only because
-// most of it is templated on the mode's observer.
+// What the stream modes (stream_latency.cc, stream_modes.cc, stream_verify.cc) share: the run's
+// measured window and counters, the observer behaviour common to every mode, and the pool of
+// workers (of the transport --transport picks) that opens streams and waits for their
+// acknowledgement. Header-only because most of it is templated on the mode's observer.
 #pragma once
-
-#include <grpcpp/generic/generic_stub.h>
 
 #include <atomic>
 #include <chrono>
@@ -17,7 +15,7 @@
 #include <vector>
 
 #include "loadgen.h"
-#include "stream_client.h"
+#include "subscriber_worker.h"
 
 namespace xb::bench {
 
@@ -67,19 +65,6 @@ struct RunState {
   bool Measured(uint64_t ns) const {
     return ns >= window_start_ns.load(std::memory_order_relaxed) &&
            ns < window_stop_ns.load(std::memory_order_relaxed);
-  }
-};
-
-// Subscriber channels (one TCP connection each) and their generic stubs.
-struct Channels {
-  std::vector<std::shared_ptr<grpc::Channel>> channels;
-  std::vector<std::unique_ptr<grpc::GenericStub>> stubs;
-
-  Channels(const std::string& target, size_t n) {
-    for (size_t c = 0; c < n; ++c) {
-      channels.push_back(MakeChannel(target, static_cast<int>(c)));
-      stubs.push_back(std::make_unique<grpc::GenericStub>(channels.back()));
-    }
   }
 };
 
@@ -156,10 +141,13 @@ class BaseObserver : public StreamObserver {
   RunState* const run_;
 };
 
+// Workers, each with its observer; stream i goes to channel (connection) i / per_channel of
+// `channels`, served by worker channel % workers.
 template <typename Observer>
 struct Pool {
+  size_t channels = 1;
   std::vector<std::unique_ptr<Observer>> observers;
-  std::vector<std::unique_ptr<StreamWorker>> workers;
+  std::vector<std::unique_ptr<SubscriberWorker>> workers;
 
   size_t live() const {
     size_t n = 0;
@@ -192,18 +180,18 @@ inline constexpr int kWorkers = 1;  // the load client runs on one CPU; one poll
 // Opens streams [first, first + n) with topics `topic_of(i)` and waits until they are all
 // acknowledged or one failed. Returns seconds taken, or -1 (and prints why).
 template <typename Observer, typename TopicOf>
-double OpenAndWait(const Options& o, RunState& run, Pool<Observer>& pool, Channels& ch, int first,
-                   int n, TopicOf topic_of) {
+double OpenAndWait(const Options& o, RunState& run, Pool<Observer>& pool, int first, int n,
+                   TopicOf topic_of) {
   const int ready0 = run.ready.load();
   const auto t0 = Clock::now();
   for (int i = first; i < first + n; ++i) {
-    const size_t c = static_cast<size_t>(i / o.streams_per_channel) % ch.stubs.size();
+    const size_t c = static_cast<size_t>(i / o.streams_per_channel) % pool.channels;
     StreamSpec spec{.kind = o.stream,
                     .topics = {topic_of(i)},
                     .cursor = 0,
                     .channel = c,
                     .tag = static_cast<uint64_t>(i)};
-    pool.workers[c % pool.workers.size()]->Open(ch.stubs[c].get(), std::move(spec));
+    pool.workers[c % pool.workers.size()]->Open(std::move(spec));
   }
   const auto deadline = t0 + Seconds(o.open_timeout_s);
   while (run.ready.load() - ready0 < n) {
@@ -232,12 +220,14 @@ int OpenFailure(Pool<Observer>& pool) {
   return errors.codes.count(grpc::StatusCode::UNIMPLEMENTED) > 0 ? 3 : 1;
 }
 
+// A pool of kWorkers workers over `channels` connections; `run->options` picks the transport.
 template <typename Observer, typename... Args>
-Pool<Observer> MakePool(RunState* run, Args... args) {
+Pool<Observer> MakePool(RunState* run, size_t channels, Args... args) {
   Pool<Observer> pool;
+  pool.channels = channels;
   for (int w = 0; w < kWorkers; ++w) {
     pool.observers.push_back(std::make_unique<Observer>(run, args...));
-    pool.workers.push_back(std::make_unique<StreamWorker>(pool.observers.back().get()));
+    pool.workers.push_back(MakeSubscriberWorker(*run->options, pool.observers.back().get()));
   }
   return pool;
 }

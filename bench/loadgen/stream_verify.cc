@@ -8,15 +8,23 @@
 //   bidi: Subscribe must send Started first (API-250); Update{id 1, adds [A cursor 0]} must be
 //     acknowledged by Applied{id 1, added_targets [(A, 4th id)]} (API-252) before the 4 envelopes;
 //     a 5th is delivered live; after the client half-closes the stream ends OK (API-259).
-// Prints "RESULT mode=stream-verify static=S bidi=B" with S, B one of ok, unimplemented, fail.
-// Exit 0 when static is ok, 3 when the server answered it UNIMPLEMENTED, 1 otherwise.
+// Then, for each kind that passed, the same through the subscriber transport of --transport (the
+// client the load cases read with, frames decoded by frame_decoder.h): the acknowledgement's
+// targets, every envelope so far with the published bytes, topic and ids in order, one more
+// published live, and CANCELLED after our cancel. A kind is ok only when both passed.
+// Prints "RESULT mode=stream-verify transport=T static=S bidi=B" with S, B one of ok,
+// unimplemented, fail. Exit 0 when static is ok, 3 when the server answered it UNIMPLEMENTED, 1
+// otherwise.
 #include <chrono>
 #include <cinttypes>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "loadgen.h"
+#include "subscriber_worker.h"
 #include "xmtp/backend/v1/backend.grpc.pb.h"
 
 namespace xb::bench {
@@ -32,6 +40,80 @@ struct Published {
 };
 
 enum class Verdict { kOk, kUnimplemented, kFail };
+
+// Records what one transport stream delivers; the gate thread waits on it. Observer calls come
+// from the worker's thread.
+class Recorder : public StreamObserver {
+ public:
+  struct Envelope {
+    uint64_t id;
+    std::string topic;
+    std::string data;
+  };
+
+  void OnReady(Stream&, const FrameView& f, Clock::time_point) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ready_ = true;
+    for (const auto& t : f.targets) targets_.emplace_back(t.topic, t.through_sequence_id);
+    cv_.notify_all();
+  }
+  void OnMessages(Stream&, const FrameView& f, size_t, Clock::time_point) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& e : f.envelopes) {
+      envelopes_.push_back(Envelope{e.sequence_id, std::string(e.topic), std::string(e.data)});
+    }
+    cv_.notify_all();
+  }
+  void OnDone(Stream& s, const grpc::Status& status) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_ = true;
+    status_ = status;
+    cancelled_ = s.cancelled();
+    cv_.notify_all();
+  }
+  void OnProtocolError(Stream&, const std::string& what) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (protocol_error_.empty()) protocol_error_ = what;
+  }
+
+  // Waits (up to kStreamDeadline) until the stream was acknowledged or ended.
+  void WaitReady() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, kStreamDeadline, [&] { return done_ || ready_; });
+  }
+  // Waits (up to kStreamDeadline) until the stream holds `n` envelopes or ended; returns how
+  // many it holds.
+  size_t WaitEnvelopes(size_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, kStreamDeadline, [&] { return done_ || envelopes_.size() >= n; });
+    return envelopes_.size();
+  }
+  // Waits (up to kStreamDeadline) for the end.
+  bool WaitDone() {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, kStreamDeadline, [&] { return done_; });
+  }
+
+  // Read once the worker is shut down (no more calls).
+  bool ready() const { return ready_; }
+  bool done() const { return done_; }
+  bool cancelled() const { return cancelled_; }
+  const grpc::Status& status() const { return status_; }
+  const std::vector<std::pair<std::string, uint64_t>>& targets() const { return targets_; }
+  const std::vector<Envelope>& envelopes() const { return envelopes_; }
+  const std::string& protocol_error() const { return protocol_error_; }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool ready_ = false;                                     // guarded by mu_
+  bool done_ = false;                                      // guarded by mu_
+  bool cancelled_ = false;                                 // guarded by mu_
+  grpc::Status status_;                                    // guarded by mu_
+  std::vector<std::pair<std::string, uint64_t>> targets_;  // guarded by mu_
+  std::vector<Envelope> envelopes_;                        // guarded by mu_
+  std::string protocol_error_;                             // guarded by mu_
+};
 
 const char* Name(Verdict v) {
   return v == Verdict::kOk ? "ok" : (v == Verdict::kUnimplemented ? "unimplemented" : "fail");
@@ -174,6 +256,68 @@ class Gate {
     return Verdict::kOk;
   }
 
+  // The same kind of stream through the subscriber transport: see the top of this file.
+  Verdict ViaTransport(StreamKind kind) {
+    const char* name = kind == StreamKind::kStatic ? "static" : "bidi";
+    const char* transport = TransportName(o_.transport);
+    Recorder rec;
+    auto worker = MakeSubscriberWorker(o_, &rec);
+    StreamSpec spec{.kind = kind, .topics = {a_}, .cursor = 0, .channel = 0, .tag = 0};
+    if (kind == StreamKind::kStatic) spec.topics.push_back(b_);
+    worker->Open(spec);
+    std::vector<std::pair<std::string, uint64_t>> want = {{a_, published_.ids.back()}};
+    if (kind == StreamKind::kStatic) want.emplace_back(b_, 0);
+    const size_t history = published_.ids.size();
+    size_t got = 0;
+    std::string problem;
+    rec.WaitReady();
+    // Until the worker is shut down only the Wait results are read; rec's accessors after.
+    if (rec.WaitEnvelopes(history) < history) {
+      problem = "fewer envelopes than published before the live one";
+    } else if (!Publish(1)) {
+      problem = "the live Publish failed";
+    } else if ((got = rec.WaitEnvelopes(history + 1)) < history + 1) {
+      problem = "the live envelope did not arrive";
+    }
+    worker->CancelAll();
+    const bool ended = rec.WaitDone();
+    worker->Shutdown();
+    if (!rec.ready()) {
+      std::printf(
+          "stream-verify %s (%s transport): the stream ended before its acknowledgement: "
+          "%d %s\n",
+          name, transport, rec.status().error_code(), rec.status().error_message().c_str());
+      return rec.status().error_code() == grpc::StatusCode::UNIMPLEMENTED ? Verdict::kUnimplemented
+                                                                          : Verdict::kFail;
+    }
+    if (problem.empty() && rec.targets() != want) problem = "targets differ from the expected ones";
+    if (problem.empty()) {
+      for (size_t i = 0; i < rec.envelopes().size(); ++i) {
+        const auto& e = rec.envelopes()[i];
+        if (i >= published_.ids.size() || e.id != published_.ids[i] || e.topic != a_ ||
+            e.data != published_.data[i]) {
+          problem = "envelope " + std::to_string(i) + " differs from the one published";
+          break;
+        }
+      }
+    }
+    if (problem.empty() && !rec.protocol_error().empty()) problem = rec.protocol_error();
+    if (problem.empty() &&
+        (!ended || !rec.cancelled() || rec.status().error_code() != grpc::StatusCode::CANCELLED)) {
+      problem = "after our cancel the stream ended " + std::to_string(rec.status().error_code()) +
+                " " + rec.status().error_message() + ", not CANCELLED";
+    }
+    if (!problem.empty()) {
+      std::printf("stream-verify %s (%s transport): %s\n", name, transport, problem.c_str());
+      return Verdict::kFail;
+    }
+    std::printf(
+        "stream-verify %s (%s transport): ok: acknowledged with the targets, %zu envelopes in "
+        "order with the published bytes, the last one live; CANCELLED after our cancel\n",
+        name, transport, got);
+    return Verdict::kOk;
+  }
+
  private:
   // Reads Messages until every published envelope arrived; other frames are skipped.
   template <typename Reader>
@@ -219,9 +363,12 @@ int RunStreamVerify(const Options& o) {
     std::printf("RESULT mode=stream-verify static=fail bidi=fail\n");
     return 1;
   }
-  const Verdict s = gate.Static();
-  const Verdict b = gate.Bidi();
-  std::printf("RESULT mode=stream-verify static=%s bidi=%s\n", Name(s), Name(b));
+  Verdict s = gate.Static();
+  Verdict b = gate.Bidi();
+  if (s == Verdict::kOk) s = gate.ViaTransport(StreamKind::kStatic);
+  if (b == Verdict::kOk) b = gate.ViaTransport(StreamKind::kBidi);
+  std::printf("RESULT mode=stream-verify transport=%s static=%s bidi=%s\n",
+              TransportName(o.transport), Name(s), Name(b));
   return s == Verdict::kOk ? 0 : (s == Verdict::kUnimplemented ? 3 : 1);
 }
 

@@ -1,0 +1,263 @@
+#include "h2_stream_client.h"
+
+#include <netdb.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+
+namespace xb::bench {
+namespace {
+
+constexpr size_t kReadBuffer = 256 << 10;
+constexpr int kMaxEvents = 64;
+constexpr int kPollTimeoutMs = 1000;  // the eventfd wakes the loop; this only bounds the wait
+constexpr auto kDrainDeadline = std::chrono::seconds(60);
+
+// Set on a worker's own thread: requests made there need no eventfd write (see Wake).
+thread_local const void* tls_worker = nullptr;
+
+[[noreturn]] void Die(const char* what) {
+  std::fprintf(stderr, "loadgen: h2 transport: %s: %s\n", what, std::strerror(errno));
+  std::abort();
+}
+
+}  // namespace
+
+H2StreamWorker::H2StreamWorker(std::string target, StreamObserver* observer)
+    : target_(std::move(target)),
+      observer_(observer),
+      epoll_(::epoll_create1(EPOLL_CLOEXEC)),
+      wake_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
+      buf_(kReadBuffer) {
+  if (!epoll_.valid()) Die("epoll_create1");
+  if (!wake_.valid()) Die("eventfd");
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.ptr = nullptr;  // the eventfd; connections carry their Polled
+  if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, wake_.get(), &ev) != 0) Die("epoll_ctl");
+
+  // HOST:PORT, HOST possibly a bracketed IPv6 literal.
+  const size_t colon = target_.rfind(':');
+  std::string host = colon == std::string::npos ? target_ : target_.substr(0, colon);
+  const std::string port = colon == std::string::npos ? "" : target_.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  const int rv = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &res);
+  if (rv != 0 || res == nullptr) {
+    resolve_error_ = "cannot resolve " + target_ + ": " + ::gai_strerror(rv);
+  } else {
+    std::memcpy(&addr_, res->ai_addr, res->ai_addrlen);
+    addr_len_ = res->ai_addrlen;
+  }
+  if (res != nullptr) ::freeaddrinfo(res);
+  thread_ = std::thread([this] { Loop(); });
+}
+
+H2StreamWorker::~H2StreamWorker() { Shutdown(); }
+
+void H2StreamWorker::Open(StreamSpec spec) {
+  const uint64_t key = next_key_.fetch_add(1, std::memory_order_relaxed);
+  H2Host* host = this;  // a private base: converted here, inside the class
+  auto owned = std::make_unique<H2Stream>(std::move(spec), observer_, host, key);
+  H2Stream* s = owned.get();
+  live_.fetch_add(1, std::memory_order_acq_rel);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    streams_.emplace(key, std::move(owned));
+    opens_.push_back(s);
+  }
+  Wake();
+}
+
+void H2StreamWorker::CancelAll() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [key, s] : streams_) {
+      if (s->MarkCancelledByHost()) cancels_.push_back(key);
+    }
+  }
+  Wake();
+}
+
+void H2StreamWorker::RequestCancel(uint64_t key) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancels_.push_back(key);
+  }
+  Wake();
+}
+
+void H2StreamWorker::Finished(H2Stream* s) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    streams_.erase(s->key());
+  }
+  live_.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+void H2StreamWorker::Wake() {
+  if (tls_worker == this) {
+    requested_here_ = true;  // served before the loop blocks again
+    return;
+  }
+  if (wake_pending_.exchange(true, std::memory_order_acq_rel)) return;
+  const uint64_t one = 1;
+  // The counter cannot overflow (the loop reads it); a failure would leave the loop to its
+  // poll timeout, which still serves the queue.
+  (void)!::write(wake_.get(), &one, sizeof(one));
+}
+
+void H2StreamWorker::Shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  if (live() > 0) {
+    CancelAll();
+    const auto deadline = Clock::now() + kDrainDeadline;
+    while (live() > 0) {
+      if (Clock::now() > deadline) {
+        std::fprintf(stderr, "loadgen: %zu streams did not end within 60 s of being cancelled\n",
+                     live());
+        std::_Exit(1);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  stop_.store(true, std::memory_order_release);
+  Wake();
+  thread_.join();
+}
+
+H2Connection* H2StreamWorker::ConnectionFor(size_t channel) {
+  auto it = conns_.find(channel);
+  if (it != conns_.end() && it->second->conn->draining()) {
+    // Its open streams finish there (FlushConnections drops it after them); new ones need a
+    // new connection.
+    retired_.push_back(std::move(it->second));
+    conns_.erase(it);
+    it = conns_.end();
+  }
+  if (it == conns_.end()) {
+    auto p = std::make_unique<Polled>();
+    p->conn = std::make_unique<H2Connection>(addr_, addr_len_, target_);
+    if (!p->conn->closed()) {
+      p->events = EPOLLIN | EPOLLOUT;  // writability completes the connect
+      epoll_event ev{};
+      ev.events = p->events;
+      ev.data.ptr = p.get();
+      if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, p->conn->fd(), &ev) != 0) Die("epoll_ctl");
+    }
+    it = conns_.emplace(channel, std::move(p)).first;
+  }
+  return it->second->conn.get();
+}
+
+void H2StreamWorker::ServeRequests() {
+  std::vector<H2Stream*> opens;
+  std::vector<uint64_t> cancels;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    opens.swap(opens_);
+    cancels.swap(cancels_);
+  }
+  for (H2Stream* s : opens) {
+    if (s->cancelled()) {
+      s->End(grpc::Status(grpc::StatusCode::CANCELLED, "Cancelled"));
+    } else if (!resolve_error_.empty()) {
+      s->End(grpc::Status(grpc::StatusCode::UNAVAILABLE, resolve_error_));
+    } else {
+      ConnectionFor(s->spec().channel)->Start(s);  // may end it at once (UNAVAILABLE)
+    }
+  }
+  for (uint64_t key : cancels) {
+    H2Stream* s = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = streams_.find(key);
+      if (it != streams_.end()) s = it->second.get();
+    }
+    // Streams are freed on this thread only, so `s` stays valid outside the lock; one that is
+    // not found has ended already.
+    if (s != nullptr && s->connection() != nullptr) s->connection()->Cancel(s);
+  }
+}
+
+bool H2StreamWorker::FlushOne(Polled& p) {
+  H2Connection& c = *p.conn;
+  c.Flush();
+  if (c.closed()) {
+    if (c.fd() >= 0) (void)::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, c.fd(), nullptr);
+    return false;
+  }
+  const uint32_t want = EPOLLIN | (c.wants_writable() ? EPOLLOUT : 0u);
+  if (want != p.events) {
+    p.events = want;
+    epoll_event ev{};
+    ev.events = want;
+    ev.data.ptr = &p;
+    if (::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, c.fd(), &ev) != 0) Die("epoll_ctl");
+  }
+  return true;
+}
+
+void H2StreamWorker::FlushConnections() {
+  for (auto it = conns_.begin(); it != conns_.end();) {
+    it = FlushOne(*it->second) ? std::next(it) : conns_.erase(it);
+  }
+  for (size_t i = 0; i < retired_.size();) {
+    if (FlushOne(*retired_[i])) {
+      ++i;
+    } else {
+      retired_[i] = std::move(retired_.back());
+      retired_.pop_back();
+    }
+  }
+}
+
+void H2StreamWorker::Loop() {
+  tls_worker = this;
+  epoll_event events[kMaxEvents];
+  while (true) {
+    requested_here_ = false;
+    ServeRequests();
+    FlushConnections();
+    if (stop_.load(std::memory_order_acquire)) break;
+    // A request queued on this thread since ServeRequests (an observer reopening a stream from
+    // OnDone, which a flush can call) must not wait for the next event.
+    const int n =
+        ::epoll_wait(epoll_.get(), events, kMaxEvents, requested_here_ ? 0 : kPollTimeoutMs);
+    if (n < 0 && errno != EINTR) Die("epoll_wait");
+    for (int i = 0; i < n; ++i) {
+      auto* p = static_cast<Polled*>(events[i].data.ptr);
+      if (p == nullptr) {
+        uint64_t count = 0;
+        (void)!::read(wake_.get(), &count, sizeof(count));
+        // Cleared before the queue is served (next iteration), so a request queued after the
+        // serving wakes us again.
+        wake_pending_.store(false, std::memory_order_release);
+        continue;
+      }
+      if (events[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
+        p->conn->OnReadable(buf_.data(), buf_.size());
+      }
+      if (events[i].events & EPOLLOUT) p->conn->OnWritable();
+    }
+  }
+  // Only reached with no live stream (Shutdown waits for that); closing ends nothing.
+  conns_.clear();
+  retired_.clear();
+}
+
+}  // namespace xb::bench
