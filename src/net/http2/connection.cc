@@ -147,8 +147,10 @@ struct Callbacks {
   // Announces how many body bytes the next DATA frame carries; SendData copies them straight
   // into the write buffer (no copy into nghttp2's own buffers).
   static ssize_t ReadBody(nghttp2_session* session, int32_t stream_id, uint8_t*, size_t length,
-                          uint32_t* data_flags, nghttp2_data_source*, void* user_data) {
-    auto* s = Find(Self(user_data), stream_id);
+                          uint32_t* data_flags, nghttp2_data_source* source, void*) {
+    // The provider carries the stream: nghttp2 calls for it only while it is open, and
+    // OnStreamClose frees it only after nghttp2 is done with it.
+    auto* s = static_cast<Connection::Stream*>(source->ptr);
     if (s == nullptr || !s->exchange) {
       return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     }
@@ -184,12 +186,12 @@ struct Callbacks {
 
   // A DATA frame announced by ReadBody: its 9-byte header, then the body bytes (never padded).
   static int SendData(nghttp2_session*, nghttp2_frame* frame, const uint8_t* framehd, size_t length,
-                      nghttp2_data_source*, void* user_data) {
+                      nghttp2_data_source* source, void* user_data) {
     auto* c = Self(user_data);
     if (c->out_len_ >= kWriteChunk) {
       return NGHTTP2_ERR_WOULDBLOCK;  // called again once this write is out
     }
-    auto* s = Find(c, frame->hd.stream_id);
+    auto* s = static_cast<Connection::Stream*>(source->ptr);
     if (s == nullptr || !s->exchange || frame->data.padlen != 0) {
       return NGHTTP2_ERR_CALLBACK_FAILURE;
     }
@@ -253,6 +255,9 @@ char* Connection::GrowOut(size_t n) {
 }
 
 void Connection::Wake() {
+  if (wake_pending_) {
+    return;  // the write loop has not run since the last wake-up: it will see this one too
+  }
   wake_pending_ = true;
   wake_timer_.cancel();
 }
@@ -290,6 +295,7 @@ void Connection::SubmitPendingResponses() {
       nv.push_back(MakeNv(h.name, h.value));
     }
     nghttp2_data_provider provider{};
+    provider.source.ptr = &s;
     provider.read_callback = &Callbacks::ReadBody;
     nghttp2_submit_response(session_, id, nv.data(), nv.size(), &provider);
   }
@@ -302,6 +308,10 @@ void Connection::ResetAllExchanges() {
     if (s->exchange && !s->response_complete) {
       s->exchange->OnReset();
     }
+    // nghttp2 may still hold the record as a data source until the session goes: it stays, with
+    // no exchange (ReadBody then fails the stream).
+    s->exchange.reset();
+    retired_.push_back(std::move(s));
   }
 }
 

@@ -62,6 +62,7 @@ class Connection final : public ServerConnection, public std::enable_shared_from
   bool closing_ = false;  // GOAWAY sent: close once the output is flushed
   std::vector<int32_t> to_resume_;
   std::unordered_map<int32_t, std::unique_ptr<Stream>> streams_;
+  std::vector<std::unique_ptr<Stream>> retired_;  // reset by ResetAllExchanges, freed with us
   // The next socket write: frames nghttp2 serializes, and DATA payloads copied straight from the
   // exchanges (NGHTTP2_DATA_FLAG_NO_COPY), so response bytes are copied once before the kernel.
   ByteBuffer out_;
