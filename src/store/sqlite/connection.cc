@@ -276,8 +276,8 @@ WriteTransaction::~WriteTransaction() {
     // transaction itself is gone (an interrupted statement can roll it back), there is nothing
     // left to undo here.
     if (sqlite3_get_autocommit(conn_->get()) == 0) {
-      (void)conn_->Exec("ROLLBACK TO job", "rollback job");
-      (void)conn_->Exec("RELEASE job", "release job");
+      (void)conn_->Run("ROLLBACK TO job", "rollback job");
+      (void)conn_->Run("RELEASE job", "release job");
     }
     return;
   }
@@ -287,14 +287,14 @@ WriteTransaction::~WriteTransaction() {
 MaybeError WriteTransaction::Begin() {
   if (sqlite3_get_autocommit(conn_->get()) == 0) {
     savepoint_ = true;
-    return conn_->Exec("SAVEPOINT job", "begin job");
+    return conn_->Run("SAVEPOINT job", "begin job");
   }
-  return conn_->Exec("BEGIN IMMEDIATE", "begin write");
+  return conn_->Run("BEGIN IMMEDIATE", "begin write");
 }
 
 MaybeError WriteTransaction::Commit() {
   MaybeError e =
-      savepoint_ ? conn_->Exec("RELEASE job", "release job") : conn_->Exec("COMMIT", "commit");
+      savepoint_ ? conn_->Run("RELEASE job", "release job") : conn_->Run("COMMIT", "commit");
   if (!e) {
     done_ = true;
   }

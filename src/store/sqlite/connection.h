@@ -111,6 +111,9 @@ class Connection {
 
   // A use of the cached statement for `sql` (a string literal: the cache keys on its text).
   StatementUse Use(const char* sql, std::string_view what);
+  // Runs the cached statement for `sql` (one statement, no rows): for the transaction control
+  // every publish runs (BEGIN, SAVEPOINT, RELEASE, COMMIT), which Exec would parse every time.
+  MaybeError Run(const char* sql, std::string_view what) { return Use(sql, what).Run(); }
 
   // Statements started after `deadline` (checked every few hundred VM steps) are interrupted.
   void SetDeadline(Clock::time_point deadline) { deadline_ = deadline; }

@@ -39,7 +39,7 @@ void Writer::RunGroup(const std::vector<Job*>& group) {
   };
   for (Job* job : group) {
     if (sqlite3_get_autocommit(conn_->get()) != 0) {
-      if (MaybeError e = conn_->Exec("BEGIN IMMEDIATE", "begin group")) {
+      if (MaybeError e = conn_->Run("BEGIN IMMEDIATE", "begin group")) {
         finished.emplace_back(job, std::move(e));
         continue;
       }
@@ -62,7 +62,7 @@ void Writer::RunGroup(const std::vector<Job*>& group) {
     pending.push_back(job);
   }
   if (!pending.empty()) {
-    MaybeError e = conn_->Exec("COMMIT", "commit group");
+    MaybeError e = conn_->Run("COMMIT", "commit group");
     if (e) {
       conn_->RollbackIfOpen();
     }
