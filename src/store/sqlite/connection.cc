@@ -262,7 +262,7 @@ void Connection::RollbackIfOpen() {
     deadline_.reset();
     // A failed rollback leaves SQLite to roll back on the next BEGIN or on close; nothing more
     // can be done here, and the caller already reports the error that led here.
-    (void)sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    (void)Run("ROLLBACK", "rollback");
     deadline_ = saved;
   }
 }

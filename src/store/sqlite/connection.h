@@ -112,7 +112,8 @@ class Connection {
   // A use of the cached statement for `sql` (a string literal: the cache keys on its text).
   StatementUse Use(const char* sql, std::string_view what);
   // Runs the cached statement for `sql` (one statement, no rows): for the transaction control
-  // every publish runs (BEGIN, SAVEPOINT, RELEASE, COMMIT), which Exec would parse every time.
+  // every publish and read runs (BEGIN, SAVEPOINT, RELEASE, COMMIT, ROLLBACK), which Exec would
+  // parse every time.
   MaybeError Run(const char* sql, std::string_view what) { return Use(sql, what).Run(); }
 
   // Statements started after `deadline` (checked every few hundred VM steps) are interrupted.
@@ -143,7 +144,7 @@ class ReadTransaction {
   ReadTransaction(const ReadTransaction&) = delete;
   ReadTransaction& operator=(const ReadTransaction&) = delete;
 
-  MaybeError Begin() { return conn_->Exec("BEGIN DEFERRED", "begin read"); }
+  MaybeError Begin() { return conn_->Run("BEGIN DEFERRED", "begin read"); }
 
  private:
   Connection* const conn_;

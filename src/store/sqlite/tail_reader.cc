@@ -62,7 +62,7 @@ StoreResult<int64_t> SqliteTailReader::Begin() {
   if (MaybeError e = Ready(Snapshot::kClosed)) {
     return *e;
   }
-  if (MaybeError e = conn_->Exec("BEGIN DEFERRED", "tailer: begin")) {
+  if (MaybeError e = conn_->Run("BEGIN DEFERRED", "tailer: begin")) {
     return Fail(*e);
   }
   StoreResult<int64_t> boundary = ReadBoundary(*conn_);
@@ -134,7 +134,7 @@ StoreResult<bool> SqliteTailReader::End() {
   if (MaybeError e = Ready(Snapshot::kOpen)) {
     return *e;
   }
-  if (MaybeError e = conn_->Exec("COMMIT", "tailer: end")) {
+  if (MaybeError e = conn_->Run("COMMIT", "tailer: end")) {
     return Fail(*e);
   }
   conn_->ClearDeadline();
