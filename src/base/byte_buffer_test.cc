@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <string>
+#include <thread>
 
 namespace xb {
 namespace {
@@ -67,6 +69,46 @@ TEST(ByteBuffer, NothingLiveMeansNothingCopied) {
   // Everything was sent: the shift is still reported, the new buffer starts empty.
   EXPECT_EQ(buffer.Reserve(capacity * 3, 4096, 4096), 4096u);
   EXPECT_GE(buffer.capacity(), capacity * 3 - 4096);
+}
+
+// Each cache test runs on a thread of its own: the cache is per thread.
+void OnFreshThread(const std::function<void()>& body) { std::thread(body).join(); }
+
+TEST(ByteBuffer, ALargeBlockFreedOnAThreadIsReusedByTheNextBufferThatGrowsThere) {
+  OnFreshThread([] {
+    char* first = nullptr;
+    {
+      ByteBuffer buffer;
+      buffer.Reserve(ByteBuffer::kMinCachedBlock * 3, 0, 0);
+      EXPECT_EQ(buffer.capacity(), ByteBuffer::kMinCachedBlock * 4);  // a power of two
+      first = buffer.data();
+    }
+    ByteBuffer next;
+    next.Reserve(ByteBuffer::kMinCachedBlock * 2 + 1, 0, 0);
+    EXPECT_EQ(next.data(), first);  // the cached block, not fresh memory
+    EXPECT_EQ(next.capacity(), ByteBuffer::kMinCachedBlock * 4);
+
+    // A block is handed out once: another buffer gets a block of its own.
+    ByteBuffer other;
+    other.Reserve(ByteBuffer::kMinCachedBlock * 2 + 1, 0, 0);
+    EXPECT_NE(other.data(), first);
+  });
+}
+
+TEST(ByteBuffer, SmallBlocksAndBlocksAboveTheCacheBoundAreNotKept) {
+  OnFreshThread([] {
+    {
+      ByteBuffer small;
+      small.Reserve(100, 0, 0);
+      ByteBuffer huge;
+      huge.Reserve(ByteBuffer::kMaxCachedBytes + 1, 0, 0);
+    }
+    // Nothing was cached: the smallest cacheable request gets a block of exactly its class (a
+    // cached block would be the larger one).
+    ByteBuffer next;
+    next.Reserve(ByteBuffer::kMinCachedBlock, 0, 0);
+    EXPECT_EQ(next.capacity(), ByteBuffer::kMinCachedBlock);
+  });
 }
 
 }  // namespace
