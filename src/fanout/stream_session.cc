@@ -442,6 +442,7 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
   // Frames interleave the registrations row by row, so none gets a second frame of catch-up
   // rows before every other one of the wave has had one (API-261).
   MessagesFrame frame(messages_field_);
+  const size_t catch_up_frame_bytes = std::min(limits_.catch_up_frame_bytes, limits_.frame_bytes);
   size_t longest = 0;
   for (const auto& rows : per) {
     longest = std::max(longest, rows.size());
@@ -459,7 +460,7 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
       if (frame.SizeAlone(row.size) > limits_.frame_bytes) {
         co_return TooLarge();
       }
-      if (frame.SizeWith(row.size) > limits_.frame_bytes) {
+      if (!frame.empty() && frame.SizeWith(row.size) > catch_up_frame_bytes) {
         if (auto ending = QueueMessages(frame, false)) {
           co_return ending;
         }

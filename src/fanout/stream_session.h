@@ -46,8 +46,13 @@ struct StreamLimits {
   size_t outbound_bytes = 16u << 20;  // queued response bytes, at most
   size_t outbound_frames = 64;        // queued response messages, at most
   // Catch-up reads only while less than half this is queued and fills up to it: enough to keep
-  // the socket busy, small enough that many streams catching up stay cheap in memory.
-  size_t catch_up_bytes = 4u << 20;
+  // the socket busy (a stream's HTTP/2 window is 1 MiB), small enough that many streams catching
+  // up stay cheap in memory and their output stays in cache.
+  size_t catch_up_bytes = 1u << 20;
+  // Catch-up frames are cut at this size (or frame_bytes, if smaller); an envelope larger than
+  // that goes in a frame of its own (up to frame_bytes). Smaller frames keep each stream's output
+  // buffer small.
+  size_t catch_up_frame_bytes = 256u << 10;
   uint32_t turn_topics = 256;           // registrations per catch-up wave (ARC-086)
   uint32_t turn_rows = 64;              // rows per registration per wave
   size_t max_envelope_bytes = 1048576;  // limits.max_envelope_bytes (the largest storable row)

@@ -577,7 +577,9 @@ max_static_topics = 5
                 sequence = []
                 first_violation = None
                 while any(len(got[t]) < rows for t in topics):
-                    envs = S.envelopes_of(stream.frame())
+                    f = stream.frame()
+                    self.assertLessEqual(f.ByteSize(), 20000)  # max_response_bytes (API.md 3.13)
+                    envs = S.envelopes_of(f)
                     frames += 1
                     in_frame = {e.meta.topic.topic for e in envs}
                     unfinished = {t for t in topics if len(got[t]) < rows}
