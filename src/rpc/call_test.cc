@@ -5,6 +5,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 
 #include "rpc/frame.h"
 #include "rpc/grpc_web.h"
@@ -169,6 +170,46 @@ TEST(Call, DeadlineFinishesDeadlineExceeded) {
   f.io.run();
   EXPECT_FALSE(slept_fully);
   EXPECT_EQ(call->final_status().code(), StatusCode::kDeadlineExceeded);
+}
+
+// A streaming handler waiting in WaitEvent is woken by the connection taking response bytes only
+// when it asked for room (WakeOnRoom), once per ask: a stream pushing live rows does not resume
+// for every frame the connection pulls.
+TEST(Call, PulledResponseBytesWakeOnlyAHandlerThatAskedForRoom) {
+  Fixture f;
+  auto call = f.Make(Dialect::kGrpc, CallKind::kServerStream);
+  int wakes = 0;
+  const auto far = Call::Clock::now() + std::chrono::hours(1);
+  asio::co_spawn(
+      f.io,
+      [call, far, &wakes]() -> asio::awaitable<void> {
+        while (!call->ended()) {
+          co_await call->WaitEvent(far);
+          ++wakes;
+        }
+      },
+      asio::detached);
+  f.io.poll();
+  ASSERT_TRUE(call->WriteNow("one").ok());
+  char out[64];
+  EXPECT_GT(call->PullBody(out, sizeof(out)), 0u);
+  f.io.poll();
+  EXPECT_EQ(wakes, 0);
+
+  call->WakeOnRoom();
+  ASSERT_TRUE(call->WriteNow("two").ok());
+  EXPECT_GT(call->PullBody(out, sizeof(out)), 0u);
+  f.io.poll();
+  EXPECT_EQ(wakes, 1);
+
+  ASSERT_TRUE(call->WriteNow("three").ok());  // the ask was used up
+  EXPECT_GT(call->PullBody(out, sizeof(out)), 0u);
+  f.io.poll();
+  EXPECT_EQ(wakes, 1);
+
+  call->Finish(Status::Ok());
+  f.io.poll();
+  EXPECT_EQ(wakes, 2);  // the end always wakes it
 }
 
 }  // namespace
