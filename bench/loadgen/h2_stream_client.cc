@@ -1,6 +1,5 @@
 #include "h2_stream_client.h"
 
-#include <netdb.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -24,12 +23,37 @@ constexpr auto kDrainDeadline = std::chrono::seconds(60);
 // Set on a worker's own thread: requests made there need no eventfd write (see Wake).
 thread_local const void* tls_worker = nullptr;
 
+constexpr char kSubscribeStaticPath[] = "/xmtp.backend.v1.SubscriptionService/SubscribeStatic";
+constexpr char kSubscribePath[] = "/xmtp.backend.v1.SubscriptionService/Subscribe";
+
 [[noreturn]] void Die(const char* what) {
   std::fprintf(stderr, "loadgen: h2 transport: %s: %s\n", what, std::strerror(errno));
   std::abort();
 }
 
 }  // namespace
+
+H2Stream::H2Stream(StreamSpec spec, StreamObserver* observer, H2Host* host, uint64_t key)
+    : Stream(std::move(spec), observer), host_(host), key_(key) {
+  SetRequest(RegistrationRequest(spec_.kind, spec_.topics, spec_.cursor),
+             spec_.kind == StreamKind::kStatic ? RequestEnd::kHalfClose : RequestEnd::kKeepOpen);
+}
+
+std::string_view H2Stream::path() const {
+  return spec_.kind == StreamKind::kStatic ? kSubscribeStaticPath : kSubscribePath;
+}
+
+void H2Stream::Cancel() {
+  if (MarkCancelled()) host_->RequestCancel(key_);
+}
+
+void H2Stream::End(const grpc::Status& status) {
+  if (ended_) return;
+  ended_ = true;
+  // A call we cancelled ends CANCELLED whatever raced with the RST_STREAM, as with TryCancel.
+  NotifyDone(cancelled() ? grpc::Status(grpc::StatusCode::CANCELLED, "Cancelled") : status);
+  host_->Finished(this);  // may destroy this
+}
 
 H2StreamWorker::H2StreamWorker(std::string target, StreamObserver* observer)
     : target_(std::move(target)),
@@ -41,28 +65,10 @@ H2StreamWorker::H2StreamWorker(std::string target, StreamObserver* observer)
   if (!wake_.valid()) Die("eventfd");
   epoll_event ev{};
   ev.events = EPOLLIN;
-  ev.data.ptr = nullptr;  // the eventfd; connections carry their Polled
+  ev.data.ptr = nullptr;  // the eventfd; connections carry their PolledConnection
   if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, wake_.get(), &ev) != 0) Die("epoll_ctl");
 
-  // HOST:PORT, HOST possibly a bracketed IPv6 literal.
-  const size_t colon = target_.rfind(':');
-  std::string host = colon == std::string::npos ? target_ : target_.substr(0, colon);
-  const std::string port = colon == std::string::npos ? "" : target_.substr(colon + 1);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  const int rv = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &res);
-  if (rv != 0 || res == nullptr) {
-    resolve_error_ = "cannot resolve " + target_ + ": " + ::gai_strerror(rv);
-  } else {
-    std::memcpy(&addr_, res->ai_addr, res->ai_addrlen);
-    addr_len_ = res->ai_addrlen;
-  }
-  if (res != nullptr) ::freeaddrinfo(res);
+  resolve_error_ = ResolveTarget(target_, &addr_, &addr_len_);
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -142,7 +148,7 @@ void H2StreamWorker::Shutdown() {
 
 H2Connection* H2StreamWorker::ConnectionFor(size_t channel) {
   auto it = conns_.find(channel);
-  if (it != conns_.end() && it->second->conn->draining()) {
+  if (it != conns_.end() && it->second->conn().draining()) {
     // Its open streams finish there (FlushConnections drops it after them); new ones need a
     // new connection.
     retired_.push_back(std::move(it->second));
@@ -150,18 +156,12 @@ H2Connection* H2StreamWorker::ConnectionFor(size_t channel) {
     it = conns_.end();
   }
   if (it == conns_.end()) {
-    auto p = std::make_unique<Polled>();
-    p->conn = std::make_unique<H2Connection>(addr_, addr_len_, target_);
-    if (!p->conn->closed()) {
-      p->events = EPOLLIN | EPOLLOUT;  // writability completes the connect
-      epoll_event ev{};
-      ev.events = p->events;
-      ev.data.ptr = p.get();
-      if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, p->conn->fd(), &ev) != 0) Die("epoll_ctl");
-    }
+    auto p = std::make_unique<PolledConnection>(
+        epoll_.get(), std::make_unique<H2Connection>(addr_, addr_len_, target_));
+    p->Watch(p.get());
     it = conns_.emplace(channel, std::move(p)).first;
   }
-  return it->second->conn.get();
+  return &it->second->conn();
 }
 
 void H2StreamWorker::ServeRequests() {
@@ -178,7 +178,7 @@ void H2StreamWorker::ServeRequests() {
     } else if (!resolve_error_.empty()) {
       s->End(grpc::Status(grpc::StatusCode::UNAVAILABLE, resolve_error_));
     } else {
-      ConnectionFor(s->spec().channel)->Start(s);  // may end it at once (UNAVAILABLE)
+      ConnectionFor(s->spec().channel)->Start(s, s->path());  // may end it (UNAVAILABLE)
     }
   }
   for (uint64_t key : cancels) {
@@ -194,30 +194,12 @@ void H2StreamWorker::ServeRequests() {
   }
 }
 
-bool H2StreamWorker::FlushOne(Polled& p) {
-  H2Connection& c = *p.conn;
-  c.Flush();
-  if (c.closed()) {
-    if (c.fd() >= 0) (void)::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, c.fd(), nullptr);
-    return false;
-  }
-  const uint32_t want = EPOLLIN | (c.wants_writable() ? EPOLLOUT : 0u);
-  if (want != p.events) {
-    p.events = want;
-    epoll_event ev{};
-    ev.events = want;
-    ev.data.ptr = &p;
-    if (::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, c.fd(), &ev) != 0) Die("epoll_ctl");
-  }
-  return true;
-}
-
 void H2StreamWorker::FlushConnections() {
   for (auto it = conns_.begin(); it != conns_.end();) {
-    it = FlushOne(*it->second) ? std::next(it) : conns_.erase(it);
+    it = it->second->Flush() ? std::next(it) : conns_.erase(it);
   }
   for (size_t i = 0; i < retired_.size();) {
-    if (FlushOne(*retired_[i])) {
+    if (retired_[i]->Flush()) {
       ++i;
     } else {
       retired_[i] = std::move(retired_.back());
@@ -240,7 +222,7 @@ void H2StreamWorker::Loop() {
         ::epoll_wait(epoll_.get(), events, kMaxEvents, requested_here_ ? 0 : kPollTimeoutMs);
     if (n < 0 && errno != EINTR) Die("epoll_wait");
     for (int i = 0; i < n; ++i) {
-      auto* p = static_cast<Polled*>(events[i].data.ptr);
+      auto* p = static_cast<PolledConnection*>(events[i].data.ptr);
       if (p == nullptr) {
         uint64_t count = 0;
         (void)!::read(wake_.get(), &count, sizeof(count));
@@ -250,9 +232,9 @@ void H2StreamWorker::Loop() {
         continue;
       }
       if (events[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
-        p->conn->OnReadable(buf_.data(), buf_.size());
+        p->conn().OnReadable(buf_.data(), buf_.size());
       }
-      if (events[i].events & EPOLLOUT) p->conn->OnWritable();
+      if (events[i].events & EPOLLOUT) p->conn().OnWritable();
     }
   }
   // Only reached with no live stream (Shutdown waits for that); closing ends nothing.

@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -31,6 +32,50 @@
 #include "subscriber_worker.h"
 
 namespace xb::bench {
+
+class H2Stream;
+
+// What an H2StreamWorker provides to its streams.
+class H2Host {
+ public:
+  virtual ~H2Host() = default;
+  // Stream `key` asked to be cancelled (H2Stream::Cancel); any thread.
+  virtual void RequestCancel(uint64_t key) = 0;
+  // `s` ended and its observer was told (OnDone); the host may destroy it now. Worker thread.
+  virtual void Finished(H2Stream* s) = 0;
+};
+
+// One Subscribe / SubscribeStatic call on an H2Connection (the registration request, frames
+// decoded by Stream::OnMessage). Worker thread only, except Cancel.
+class H2Stream final : public Stream, public H2Call {
+ public:
+  // `key` is the host's name for the stream (stream ids are per connection and assigned later).
+  // Sets the registration request: SubscribeStatic half-closes after it; Subscribe keeps its
+  // request side open (API-259: the half-close would end the stream).
+  H2Stream(StreamSpec spec, StreamObserver* observer, H2Host* host, uint64_t key);
+
+  uint64_t key() const { return key_; }
+  // The :path of the stream's RPC.
+  std::string_view path() const;
+  void Cancel() override;
+  // Sets cancelled() for a cancel the caller queues itself (the host's CancelAll, which holds
+  // the lock RequestCancel takes); false when the stream was cancelled already.
+  bool MarkCancelledByHost() { return MarkCancelled(); }
+  // Tells the observer and the host (which may destroy the stream); CANCELLED instead of
+  // `status` when the stream was cancelled. Also ends a stream that never reached a connection.
+  void End(const grpc::Status& status) override;
+
+ private:
+  void Send(std::string message) override { AppendRequest(message); }
+  void OnResponseMessage(std::string_view bytes, Clock::time_point now) override {
+    OnMessage(bytes, now);
+  }
+  void OnFramingError(const char* what) override { Fail(what); }
+
+  H2Host* const host_;
+  const uint64_t key_;
+  bool ended_ = false;  // worker thread
+};
 
 class H2StreamWorker final : public SubscriberWorker, private H2Host {
  public:
@@ -48,12 +93,6 @@ class H2StreamWorker final : public SubscriberWorker, private H2Host {
   void Shutdown() override;
 
  private:
-  // A connection and the events epoll watches it for.
-  struct Polled {
-    std::unique_ptr<H2Connection> conn;
-    uint32_t events = 0;
-  };
-
   // H2Host
   void RequestCancel(uint64_t key) override;
   void Finished(H2Stream* s) override;
@@ -64,8 +103,6 @@ class H2StreamWorker final : public SubscriberWorker, private H2Host {
   void ServeRequests();
   // Flushes every connection, updates what epoll watches, drops the closed connections.
   void FlushConnections();
-  // Flushes one; false when it is closed (to be dropped).
-  bool FlushOne(Polled& p);
   H2Connection* ConnectionFor(size_t channel);
 
   // Const after construction.
@@ -88,9 +125,9 @@ class H2StreamWorker final : public SubscriberWorker, private H2Host {
   std::vector<uint64_t> cancels_;                                    // guarded by mu_
 
   // Worker thread only.
-  std::unordered_map<size_t, std::unique_ptr<Polled>> conns_;  // by channel index
-  std::vector<std::unique_ptr<Polled>> retired_;  // after GOAWAY, until their streams end
-  std::vector<uint8_t> buf_;                      // the read buffer
+  std::unordered_map<size_t, std::unique_ptr<PolledConnection>> conns_;  // by channel index
+  std::vector<std::unique_ptr<PolledConnection>> retired_;  // after GOAWAY, until their streams end
+  std::vector<uint8_t> buf_;                                // the read buffer
   bool requested_here_ = false;  // a request was queued on this thread since the last serving
 
   std::thread thread_;
