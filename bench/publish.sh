@@ -4,11 +4,13 @@
 # in the same run (pgbench; a SQLite insert loop). See bench/README.md and shared/BENCHMARKS.md.
 #
 #   bench/publish.sh [--quick] [--repeats N] [--duration S] [--binary PATH] [--engines LIST]
+#                    [--transport h2|grpc]
 #
 # --quick = 1 repeat of 3 s. Default 3 repeats of 5 s (+1 s warm-up), medians in the table.
 # --engines: comma list of sqlite,postgres (default both). --binary defaults to
-# build-lead/src/xmtp-backend. The load client (bench/loadgen, grpc++) is built into
-# build-bench-loadgen/, never by the main build. Nothing here asserts a timing.
+# build-lead/src/xmtp-backend. --transport: the load client's, h2 (libnghttp2, default) or grpc
+# (grpc++). The load client (bench/loadgen) is built into build-bench-loadgen/, never by the main
+# build. Nothing here asserts a timing.
 set -euo pipefail
 export LC_ALL=C
 
@@ -33,8 +35,9 @@ repeats=3
 duration=5
 binary="$ROOT/build-lead/src/xmtp-backend"
 engines="sqlite,postgres"
+transport=h2
 usage() {
-  sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -43,6 +46,7 @@ while [[ $# -gt 0 ]]; do
     --duration) duration="$2"; shift ;;
     --binary) binary="$2"; shift ;;
     --engines) engines="$2"; shift ;;
+    --transport) transport="$2"; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown argument: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -52,6 +56,7 @@ done
 [[ "$duration" =~ ^[1-9][0-9]*$ ]] || { echo "--duration wants whole seconds" >&2; exit 2; }
 [[ "$engines" =~ ^(sqlite|postgres)(,(sqlite|postgres))?$ ]] || {
   echo "--engines wants sqlite, postgres or both" >&2; exit 2; }
+[[ "$transport" =~ ^(h2|grpc)$ ]] || { echo "--transport wants h2 or grpc" >&2; exit 2; }
 binary="$(realpath "$binary")"
 [[ -x "$binary" ]] || { echo "--binary $binary is not an executable" >&2; exit 2; }
 
@@ -159,8 +164,9 @@ load() {
   local key=$1; shift
   local out="$TMP/load.out" line
   if ! run_tracked taskset -c "$LOAD_CPU" "$LOADGEN" --target "127.0.0.1:$PORT" \
-      --server-pid "$SERVER_PID" --payload "$PAYLOAD" --topics "$TOPICS" --limit "$QUERY_LIMIT" \
-      --duration "$duration" --warmup "$WARMUP_S" "$@" >"$out" 2>&1; then
+      --transport "$transport" --server-pid "$SERVER_PID" --payload "$PAYLOAD" \
+      --topics "$TOPICS" --limit "$QUERY_LIMIT" --duration "$duration" --warmup "$WARMUP_S" \
+      "$@" >"$out" 2>&1; then
     log "loadgen failed for $key: $(tail -n 3 "$out" | tr '\n' ' ')"
     return 0
   fi
@@ -350,7 +356,7 @@ binary      $binary
 machine     $(nproc) CPUs; server on CPU $SERVER_CPU (taskset), loadgen / pgbench on CPU $LOAD_CPU; PostgreSQL unpinned
 load avg    before $LOADAVG_BEFORE, after $LOADAVG_AFTER
 runs        $repeats repeat(s) x ${duration} s measured after ${WARMUP_S} s warm-up; medians shown
-loadgen     grpc++ $(pkg-config --modversion grpc++) sync stubs, one thread + one HTTP/2 connection per client, 10 s deadline
+loadgen     transport $transport: $(if [[ $transport == h2 ]]; then echo "libnghttp2 $(pkg-config --modversion libnghttp2) on one epoll thread (h2c)"; else echo "grpc++ $(pkg-config --modversion grpc++) async stubs on one completion-queue thread"; fi); one HTTP/2 connection and one call in flight per client, 10 s deadline
 publish     group messages: MLS PrivateMessage of $PAYLOAD bytes, distinct ciphertext, $TOPICS topics round-robin
 reads       Query: 1 topic, cursor 0, limit $QUERY_LIMIT; QueryNewest: 1 topic; over the same $TOPICS topics (populated by the publishes)
 raw sqlite  bench/loadgen/sqlite_raw.cc: 1 connection, WAL, synchronous=FULL, BEGIN IMMEDIATE; INSERT; COMMIT per row, envelopes-shaped table
@@ -368,7 +374,7 @@ fi
 
 echo
 echo "== publish (medians) =="
-printf '%-9s %4s %4s %9s %9s %8s %8s %10s %6s %10s %9s\n' engine c env/req req/s env/s p50_us p99_us env/cpu-s errors raw_tps ours/raw
+printf '%-9s %4s %4s %9s %9s %8s %8s %10s %7s %6s %10s %9s\n' engine c env/req req/s env/s p50_us p99_us env/cpu-s cli_us errors raw_tps ours/raw
 for eng in sqlite postgres; do
   [[ "$engines" == *$eng* ]] || continue
   for c in "${PUBLISH_CLIENTS[@]}"; do
@@ -379,27 +385,29 @@ for eng in sqlite postgres; do
       cpu=$(med "$k" server_cpu_s)
       secs=$(med "$k" secs)
       envs=$(awk -v e="$eps" -v s="$secs" 'BEGIN {if (e == "nan") print "nan"; else print e * s}')
-      printf '%-9s %4s %4s %9s %9s %8s %8s %10s %6s %10s %9s\n' "$eng" "$c" "$e" \
+      printf '%-9s %4s %4s %9s %9s %8s %8s %10s %7s %6s %10s %9s\n' "$eng" "$c" "$e" \
         "$(med "$k" rps)" "$eps" "$(med "$k" p50_us)" "$(med "$k" p99_us)" \
-        "$(per_cpu "$envs" "$cpu")" "$(med "$k" errors)" "$raw" "$(ratio "$eps" "$raw")"
+        "$(per_cpu "$envs" "$cpu")" "$(med "$k" client_cpu_us_per_call)" "$(med "$k" errors)" \
+        "$raw" "$(ratio "$eps" "$raw")"
     done
   done
 done
 echo "(ours/raw = stored envelopes per second / raw single-row INSERT transactions per second;"
-echo " sqlite raw is one writer, so every sqlite row compares with the same raw figure)"
+echo " sqlite raw is one writer, so every sqlite row compares with the same raw figure; cli_us ="
+echo " the load client's own CPU per call: it runs on CPU $LOAD_CPU, as pgbench does, beside unpinned PostgreSQL)"
 
 echo
 echo "== reads (medians) =="
-printf '%-9s %-12s %4s %9s %8s %8s %8s %6s %6s\n' engine method c req/s p50_us p90_us p99_us empty errors
+printf '%-9s %-12s %4s %9s %8s %8s %8s %7s %6s %6s\n' engine method c req/s p50_us p90_us p99_us cli_us empty errors
 for eng in sqlite postgres; do
   [[ "$engines" == *$eng* ]] || continue
   for m in query newest; do
     for c in "${READ_CLIENTS[@]}"; do
       k="$eng.$m.$c"
-      printf '%-9s %-12s %4s %9s %8s %8s %8s %6s %6s\n' "$eng" \
+      printf '%-9s %-12s %4s %9s %8s %8s %8s %7s %6s %6s\n' "$eng" \
         "$([[ $m == query ]] && echo Query || echo QueryNewest)" "$c" "$(med "$k" rps)" \
-        "$(med "$k" p50_us)" "$(med "$k" p90_us)" "$(med "$k" p99_us)" "$(med "$k" empty)" \
-        "$(med "$k" errors)"
+        "$(med "$k" p50_us)" "$(med "$k" p90_us)" "$(med "$k" p99_us)" \
+        "$(med "$k" client_cpu_us_per_call)" "$(med "$k" empty)" "$(med "$k" errors)"
     done
   done
 done

@@ -1,18 +1,22 @@
-// bench/loadgen: a gRPC load client for xmtp-backend (grpc++). Unlike h2load it sends distinct
-// valid envelopes, so every Publish stores new rows. The unary modes give each client its own
-// HTTP/2 connection and one call in flight, driven from completion-queue threads (async stubs).
-// The stream modes (stream_modes.cc) drive thousands of subscriber streams from one worker thread
-// over either transport (--transport): libnghttp2 on an epoll loop (h2_stream_client.h, the
-// default: a few times cheaper per received message) or grpc++'s generic async API
-// (stream_client.h); their publishers use grpc++ sync stubs. Built by bench/publish.sh and
-// bench/streams.sh into a private directory; the main build never includes it (CI must not
-// depend on grpc++ or libnghttp2).
+// bench/loadgen: a gRPC load client for xmtp-backend. Unlike h2load it sends distinct valid
+// envelopes, so every Publish stores new rows. Two client transports, picked by --transport for
+// the unary and the stream modes alike: libnghttp2 sessions on epoll threads (the default) or
+// grpc++. The unary modes (unary_run.h) give each client its own HTTP/2 connection and one call
+// in flight, driven from --threads threads: over h2 (h2_unary_client.h) a call costs a fraction
+// of the client CPU grpc++'s async stubs take (grpc_unary_client.h, about 150 us a call), which
+// matters on a machine where the client shares the CPUs with the server and PostgreSQL. verify
+// always uses grpc++ sync stubs. The stream modes (stream_modes.cc) drive thousands of subscriber
+// streams from one worker thread (h2_stream_client.h or stream_client.h); their publishers use
+// grpc++ sync stubs. Built by bench/publish.sh and bench/streams.sh into a private directory; the
+// main build never includes it (CI must not depend on grpc++ or libnghttp2).
 //
 //   loadgen --target HOST:PORT --mode MODE [options]
 //   unary modes: publish | query | newest | verify
-//     --clients N      concurrent clients, each with its own channel and one call  [1]
-//                      in flight
-//     --threads K      completion-queue threads driving the unary clients          [1]
+//     --clients N      concurrent clients, each with its own HTTP/2 connection and  [1]
+//                      one call in flight
+//     --threads K      threads driving the clients (epoll loops for h2,            [1]
+//                      completion queues for grpc); client c goes to thread c % K
+//     --transport X    h2 (libnghttp2, h2c) or grpc (grpc++ async stubs)           [h2]
 //     --envelopes E    envelopes per Publish request                               [1]
 //     --payload B      size of each MLS PrivateMessage (GroupMessage.data), bytes  [1024]
 //     --topics T       distinct group topics; client c takes c, c+N, c+2N, ... (N =  [64]
@@ -22,6 +26,8 @@
 //     --duration S     measured seconds                                            [5]
 //     --warmup S       unmeasured seconds before the measured ones                 [1]
 //     --server-pid P   read the server's utime+stime from /proc/P/stat around the measured interval
+//     Besides the server's CPU, the client's own (getrusage, all its threads) over the measured
+//     interval is reported, and divided by the calls that ended in it (client_cpu_us_per_call).
 //   stream modes: subscribe-latency | deliver | idle-streams | stream-verify (stream_modes.cc)
 //     --subscribers S  subscriber streams; stream s registers topic s % T (fresh topics per run)
 //     --topics T       topics the streams and the publishers use
@@ -46,21 +52,16 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "xmtp/backend/v1/backend.grpc.pb.h"
@@ -128,208 +129,36 @@ Clock::duration Seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
+const char* ModeName(Mode m) {
+  switch (m) {
+    case Mode::kPublish:
+      return "publish";
+    case Mode::kQuery:
+      return "query";
+    case Mode::kNewest:
+      return "newest";
+    case Mode::kVerify:
+      return "verify";
+    case Mode::kSubscribeLatency:
+      return "subscribe-latency";
+    case Mode::kDeliver:
+      return "deliver";
+    case Mode::kIdleStreams:
+      return "idle-streams";
+    case Mode::kStreamVerify:
+      return "stream-verify";
+  }
+  return "?";
+}
+
+const char* TransportName(Transport t) { return t == Transport::kGrpc ? "grpc" : "h2"; }
+
 namespace {
 
 namespace v1 = ::xmtp::backend::v1;
 
 std::unique_ptr<v1::PublishService::Stub> PublishStub(const std::shared_ptr<grpc::Channel>& ch) {
   return v1::PublishService::NewStub(ch);
-}
-
-struct ClientStats {
-  std::vector<uint32_t> latencies_us;  // measured interval only
-  uint64_t ok = 0;
-  uint64_t envelopes = 0;          // publish: envelopes stored; query: envelopes returned
-  uint64_t empty = 0;              // query/newest: OK responses that returned nothing
-  std::map<int, uint64_t> errors;  // grpc status code -> count (measured interval)
-  uint64_t warmup_errors = 0;
-  std::string first_error;
-};
-
-struct Shared {
-  const Options* options;
-  uint64_t run;
-  Clock::time_point measure_start;
-  Clock::time_point stop;
-};
-
-void RecordError(ClientStats& st, const grpc::Status& s, bool measured) {
-  if (measured) {
-    ++st.errors[s.error_code()];
-  } else {
-    ++st.warmup_errors;
-  }
-  if (st.first_error.empty()) {
-    st.first_error = std::to_string(s.error_code()) + " " + s.error_message();
-  }
-}
-
-// The client's next topic: a stride of `clients` keeps concurrent clients on disjoint topics. A
-// plain round-robin from offset `client` made neighbouring clients hit the same topic one
-// request apart, which measured topic-lock queueing instead of publish throughput.
-uint64_t NextTopic(uint64_t& cursor, const Options& o) {
-  const uint64_t topic = cursor % static_cast<uint64_t>(o.topics);
-  cursor += static_cast<uint64_t>(o.clients);
-  return topic;
-}
-
-// One closed-loop client of the unary modes: its own channel (HTTP/2 connection), one call
-// outstanding at a time, the next started when the last completes. Clients are driven by
-// completion-queue threads rather than a thread each: 32 blocking threads took about 200 us of
-// CPU per call here, on the core the benchmarks share with PostgreSQL.
-class UnaryClient {
- public:
-  UnaryClient(const Shared& sh, int client, ClientStats& st)
-      : sh_(sh),
-        o_(*sh.options),
-        client_(client),
-        st_(st),
-        topic_cursor_(static_cast<uint64_t>(client)) {
-    auto channel = MakeChannel(o_.target, client);
-    publish_ = PublishStub(channel);
-    query_ = v1::QueryService::NewStub(channel);
-    st_.latencies_us.reserve(1 << 16);
-  }
-
-  // Starts the next call on `cq`, or returns false once the run's stop time has passed.
-  bool Start(grpc::CompletionQueue* cq) {
-    const auto t0 = Clock::now();
-    if (t0 >= sh_.stop) return false;
-    measured_ = t0 >= sh_.measure_start;
-    ctx_ = std::make_unique<grpc::ClientContext>();
-    ctx_->set_deadline(std::chrono::system_clock::now() + kCallDeadline);
-    status_ = grpc::Status();
-    // Latency is timed from the call's start; building the request is not part of it.
-    switch (o_.mode) {
-      case Mode::kPublish:
-        preq_.Clear();
-        for (int e = 0; e < o_.envelopes; ++e) {
-          const uint64_t topic = NextTopic(topic_cursor_, o_);
-          preq_.add_envelopes()->mutable_group_message()->set_data(
-              PrivateMessage(GroupId(topic), sh_.run, static_cast<uint64_t>(client_), counter_++,
-                             static_cast<size_t>(o_.payload)));
-        }
-        presp_.Clear();
-        Launch(publish_call_, publish_->PrepareAsyncPublish(ctx_.get(), preq_, cq), &presp_);
-        return true;
-      case Mode::kQuery: {
-        qreq_.Clear();
-        auto* q = qreq_.add_queries();
-        q->mutable_topic()->set_topic(GroupTopic(NextTopic(topic_cursor_, o_)));
-        q->mutable_cursor()->set_sequence_id(0);
-        qreq_.set_limit(static_cast<uint32_t>(o_.limit));
-        qresp_.Clear();
-        Launch(query_call_, query_->PrepareAsyncQuery(ctx_.get(), qreq_, cq), &qresp_);
-        return true;
-      }
-      case Mode::kNewest:
-        nreq_.Clear();
-        nreq_.add_topics()->set_topic(GroupTopic(NextTopic(topic_cursor_, o_)));
-        nresp_.Clear();
-        Launch(newest_call_, query_->PrepareAsyncQueryNewest(ctx_.get(), nreq_, cq), &nresp_);
-        return true;
-      case Mode::kVerify:
-      case Mode::kSubscribeLatency:
-      case Mode::kDeliver:
-      case Mode::kIdleStreams:
-      case Mode::kStreamVerify:
-        return false;  // not unary load modes: Main runs them elsewhere
-    }
-    return false;
-  }
-
-  // The outstanding call completed: record it.
-  void Complete() {
-    const auto finished = Clock::now();
-    grpc::Status s = status_;
-    uint64_t got = 0;
-    switch (o_.mode) {
-      case Mode::kPublish:
-        if (s.ok() && presp_.envelope_metas_size() != o_.envelopes) {
-          s = grpc::Status(grpc::StatusCode::INTERNAL,
-                           "loadgen: wrong envelope_metas count " +
-                               std::to_string(presp_.envelope_metas_size()));
-        }
-        got = static_cast<uint64_t>(presp_.envelope_metas_size());
-        break;
-      case Mode::kQuery:
-        got = static_cast<uint64_t>(qresp_.envelopes_size());
-        break;
-      case Mode::kNewest:
-        for (const auto& r : nresp_.results()) {
-          if (r.has_meta() && r.meta().cursor().sequence_id() > 0) ++got;
-        }
-        break;
-      default:
-        break;
-    }
-    if (!s.ok()) {
-      RecordError(st_, s, measured_);
-      return;
-    }
-    if (measured_) {
-      st_.latencies_us.push_back(static_cast<uint32_t>(
-          std::chrono::duration_cast<std::chrono::microseconds>(finished - started_).count()));
-      ++st_.ok;
-      st_.envelopes += got;
-      if (got == 0) ++st_.empty;
-    }
-  }
-
- private:
-  // Starts a prepared call; its completion comes back through the queue with this as the tag.
-  template <typename Response>
-  void Launch(std::unique_ptr<grpc::ClientAsyncResponseReader<Response>>& slot,
-              std::unique_ptr<grpc::ClientAsyncResponseReader<Response>> call, Response* response) {
-    started_ = Clock::now();
-    slot = std::move(call);
-    slot->StartCall();
-    slot->Finish(response, &status_, this);
-  }
-
-  const Shared& sh_;
-  const Options& o_;
-  const int client_;
-  ClientStats& st_;
-  std::unique_ptr<v1::PublishService::Stub> publish_;
-  std::unique_ptr<v1::QueryService::Stub> query_;
-  uint64_t counter_ = 0;
-  uint64_t topic_cursor_;
-  std::unique_ptr<grpc::ClientContext> ctx_;
-  grpc::Status status_;
-  bool measured_ = false;
-  Clock::time_point started_;
-  v1::PublishRequest preq_;
-  v1::PublishResponse presp_;
-  v1::QueryRequest qreq_;
-  v1::QueryResponse qresp_;
-  v1::QueryNewestRequest nreq_;
-  v1::QueryNewestResponse nresp_;
-  std::unique_ptr<grpc::ClientAsyncResponseReader<v1::PublishResponse>> publish_call_;
-  std::unique_ptr<grpc::ClientAsyncResponseReader<v1::QueryResponse>> query_call_;
-  std::unique_ptr<grpc::ClientAsyncResponseReader<v1::QueryNewestResponse>> newest_call_;
-};
-
-// One completion-queue thread: runs `clients` until each has passed the stop time.
-void RunClients(std::vector<UnaryClient*> clients) {
-  grpc::CompletionQueue cq;
-  size_t outstanding = 0;
-  for (UnaryClient* c : clients) {
-    if (c->Start(&cq)) ++outstanding;
-  }
-  while (outstanding > 0) {
-    void* tag = nullptr;
-    bool ok = false;
-    if (!cq.Next(&tag, &ok)) break;
-    auto* c = static_cast<UnaryClient*>(tag);
-    c->Complete();  // a unary Finish always completes with ok; the status says how it went
-    if (!c->Start(&cq)) --outstanding;
-  }
-  cq.Shutdown();
-  void* tag = nullptr;
-  bool ok = false;
-  while (cq.Next(&tag, &ok)) {
-  }
 }
 
 // Publish one request of `envelopes` to a fresh topic, then read it back with Query and
@@ -423,37 +252,15 @@ bool Verify(const Options& o) {
   return true;
 }
 
-const char* ModeName(Mode m) {
-  switch (m) {
-    case Mode::kPublish:
-      return "publish";
-    case Mode::kQuery:
-      return "query";
-    case Mode::kNewest:
-      return "newest";
-    case Mode::kVerify:
-      return "verify";
-    case Mode::kSubscribeLatency:
-      return "subscribe-latency";
-    case Mode::kDeliver:
-      return "deliver";
-    case Mode::kIdleStreams:
-      return "idle-streams";
-    case Mode::kStreamVerify:
-      return "stream-verify";
-  }
-  return "?";
-}
-
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "loadgen: %s\nusage: loadgen --target HOST:PORT --mode publish|query|newest|verify|"
-               "subscribe-latency|deliver|idle-streams|stream-verify [--clients N] [--envelopes E] "
-               "[--payload B] [--topics T] [--limit L] [--duration S] [--warmup S] "
-               "[--server-pid P] [--subscribers S] [--stream static|bidi] [--transport h2|grpc] "
-               "[--streams-per-channel M] [--rate R] [--grace S] [--prefill N] [--settle S] "
-               "[--open-timeout S]\n(the comment at the top of bench/loadgen/loadgen.cc "
-               "explains each)\n",
+               "subscribe-latency|deliver|idle-streams|stream-verify [--clients N] [--threads K] "
+               "[--transport h2|grpc] [--envelopes E] [--payload B] [--topics T] [--limit L] "
+               "[--duration S] [--warmup S] [--server-pid P] [--subscribers S] "
+               "[--stream static|bidi] [--streams-per-channel M] [--rate R] [--grace S] "
+               "[--prefill N] [--settle S] [--open-timeout S]\n(the comment at the top of "
+               "bench/loadgen/loadgen.cc explains each)\n",
                why);
   std::exit(2);
 }
@@ -559,86 +366,7 @@ int Main(int argc, char** argv) {
       o.mode == Mode::kIdleStreams || o.mode == Mode::kStreamVerify) {
     return RunStreamMode(o);
   }
-
-  Shared sh;
-  sh.options = &o;
-  sh.run = RunNonce();
-  const auto start = Clock::now();
-  sh.measure_start = start + std::chrono::duration_cast<Clock::duration>(
-                                 std::chrono::duration<double>(o.warmup_s));
-  sh.stop = sh.measure_start + std::chrono::duration_cast<Clock::duration>(
-                                   std::chrono::duration<double>(o.duration_s));
-  std::vector<ClientStats> stats(static_cast<size_t>(o.clients));
-  std::vector<std::unique_ptr<UnaryClient>> clients;
-  std::vector<std::vector<UnaryClient*>> per_thread(static_cast<size_t>(o.threads));
-  for (int c = 0; c < o.clients; ++c) {
-    clients.push_back(std::make_unique<UnaryClient>(sh, c, stats[static_cast<size_t>(c)]));
-    per_thread[static_cast<size_t>(c % o.threads)].push_back(clients.back().get());
-  }
-  std::vector<std::thread> threads;
-  for (auto& group : per_thread) {
-    threads.emplace_back(RunClients, group);
-  }
-  std::this_thread::sleep_until(sh.measure_start);
-  const double cpu0 = ProcessCpuSeconds(o.server_pid);
-  const auto m0 = Clock::now();
-  for (auto& t : threads) t.join();
-  const auto m1 = Clock::now();
-  const double cpu1 = ProcessCpuSeconds(o.server_pid);
-  // The measured interval ends when the last in-flight request returns, a little after `stop`.
-  const double secs = std::chrono::duration<double>(m1 - m0).count();
-
-  ClientStats all;
-  std::vector<uint32_t> lat;
-  std::map<int, uint64_t> errors;
-  uint64_t error_total = 0;
-  for (const auto& st : stats) {
-    all.ok += st.ok;
-    all.envelopes += st.envelopes;
-    all.empty += st.empty;
-    all.warmup_errors += st.warmup_errors;
-    if (all.first_error.empty()) all.first_error = st.first_error;
-    lat.insert(lat.end(), st.latencies_us.begin(), st.latencies_us.end());
-    for (const auto& [code, n] : st.errors) {
-      errors[code] += n;
-      error_total += n;
-    }
-  }
-  std::sort(lat.begin(), lat.end());
-  const double rps = static_cast<double>(all.ok) / secs;
-  const double server_cpu = (cpu0 >= 0 && cpu1 >= 0) ? cpu1 - cpu0 : -1;
-  std::string error_codes;
-  for (const auto& [code, n] : errors) {
-    error_codes +=
-        (error_codes.empty() ? "" : ",") + std::to_string(code) + ":" + std::to_string(n);
-  }
-  std::printf(
-      "loadgen %s: target %s, %d clients, %d envelope(s)/request, %d-byte payload, %d "
-      "topics, limit %d, %.1f s measured after %.1f s warm-up\n",
-      ModeName(o.mode), o.target.c_str(), o.clients, o.envelopes, o.payload, o.topics, o.limit,
-      secs, o.warmup_s);
-  std::printf("  ok requests %" PRIu64 " (%.0f req/s), envelopes %" PRIu64
-              " (%.0f env/s), "
-              "empty %" PRIu64 ", errors %" PRIu64 " (+%" PRIu64 " in warm-up)%s%s\n",
-              all.ok, rps, all.envelopes, static_cast<double>(all.envelopes) / secs, all.empty,
-              error_total, all.warmup_errors,
-              all.first_error.empty() ? "" : ", first: ", all.first_error.c_str());
-  std::printf("  latency us: p50 %u p90 %u p99 %u max %u; server cpu %.2f s\n",
-              Percentile(lat, 0.50), Percentile(lat, 0.90), Percentile(lat, 0.99),
-              lat.empty() ? 0u : lat.back(), server_cpu);
-  std::printf("RESULT mode=%s clients=%d envelopes=%d payload=%d ok=%" PRIu64 " errors=%" PRIu64
-              " warmup_errors=%" PRIu64 " error_codes=%s empty=%" PRIu64
-              " secs=%.3f rps=%.1f eps=%.1f p50_us=%u p90_us=%u p99_us=%u max_us=%u "
-              "server_cpu_s=%.3f\n",
-              ModeName(o.mode), o.clients, o.envelopes, o.payload, all.ok, error_total,
-              all.warmup_errors, error_codes.empty() ? "-" : error_codes.c_str(), all.empty, secs,
-              rps, static_cast<double>(all.envelopes) / secs, Percentile(lat, 0.50),
-              Percentile(lat, 0.90), Percentile(lat, 0.99), lat.empty() ? 0u : lat.back(),
-              server_cpu);
-  if (!all.first_error.empty()) {
-    std::printf("FIRST_ERROR %s\n", all.first_error.c_str());
-  }
-  return 0;
+  return RunUnaryMode(o);
 }
 
 }  // namespace

@@ -29,15 +29,17 @@ enum class Mode {
 // Which RPC a subscriber stream uses.
 enum class StreamKind { kStatic, kBidi };
 
-// Which client library carries the subscriber streams (the publishers always use grpc++):
-// grpc++'s generic async API (stream_client.h) or libnghttp2 (h2_stream_client.h).
+// Which client library carries the unary modes' calls (grpc_unary_client.h or
+// h2_unary_client.h) and the stream modes' subscriber streams (stream_client.h or
+// h2_stream_client.h; the stream modes' publishers always use grpc++ sync stubs). verify always
+// uses grpc++.
 enum class Transport { kGrpc, kH2 };
 
 struct Options {
   std::string target;
   Mode mode = Mode::kPublish;
   int clients = 1;
-  int threads = 1;  // completion-queue threads of the unary modes
+  int threads = 1;  // unary modes: threads driving the clients (completion queues or epoll loops)
   int envelopes = 1;
   int payload = 1024;
   int topics = 64;
@@ -50,8 +52,8 @@ struct Options {
   double rate = 0;                // publishes per second over all publishers; 0 = closed loop
   int streams_per_channel = 100;  // subscriber streams sharing one HTTP/2 connection
   StreamKind stream = StreamKind::kStatic;
-  Transport transport = Transport::kH2;
-  double grace_s = 2;           // after the publishers stop, wait this long for deliveries
+  Transport transport = Transport::kH2;  // unary and stream modes
+  double grace_s = 2;                    // after the publishers stop, wait this long for deliveries
   int prefill = 10000;          // deliver: envelopes published to each topic before streaming
   double settle_s = 2;          // idle-streams: wait before each RSS reading
   double open_timeout_s = 120;  // every stream must have started within this
@@ -104,6 +106,13 @@ uint64_t RunNonce();
 uint32_t Percentile(const std::vector<uint32_t>& sorted, double p);
 
 Clock::duration Seconds(double s);
+
+const char* ModeName(Mode m);
+const char* TransportName(Transport t);
+
+// The unary load modes publish, query and newest (unary_run.cc) over o.transport. Returns the
+// process exit status: 0 (non-OK statuses are counted, not fatal).
+int RunUnaryMode(const Options& o);
 
 // The stream modes (stream_modes.cc). Returns the process exit status: 0 when the run completed,
 // 1 when it could not (streams failed to open, a gate failed), 3 when the server answered the

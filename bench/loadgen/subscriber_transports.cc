@@ -14,6 +14,4 @@ std::unique_ptr<SubscriberWorker> MakeSubscriberWorker(const Options& o, StreamO
   return std::make_unique<H2StreamWorker>(o.target, observer);
 }
 
-const char* TransportName(Transport t) { return t == Transport::kGrpc ? "grpc" : "h2"; }
-
 }  // namespace xb::bench

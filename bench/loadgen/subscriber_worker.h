@@ -126,8 +126,6 @@ class SubscriberWorker {
 // (subscriber_transports.cc, the one place that knows both transports).
 std::unique_ptr<SubscriberWorker> MakeSubscriberWorker(const Options& o, StreamObserver* observer);
 
-const char* TransportName(Transport t);
-
 // The serialized request that registers `topics` at `cursor`: a SubscribeStaticRequest, or a
 // SubscribeRequest{update{id: 1, adds}}.
 std::string RegistrationRequest(StreamKind kind, const std::vector<std::string>& topics,
