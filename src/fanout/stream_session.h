@@ -47,7 +47,7 @@ struct StreamLimits {
   size_t outbound_frames = 64;        // queued response messages, at most
   // Catch-up reads only while less than half this is queued and fills up to it: enough to keep
   // the socket busy (a stream's HTTP/2 window is 1 MiB), small enough that many streams catching
-  // up stay cheap in memory and their output stays in cache.
+  // up stay cheap in memory and their output stays in cache (Store::CatchUpWaveBytes).
   size_t catch_up_bytes = 1u << 20;
   // Catch-up frames are cut at this size (or frame_bytes, if smaller); an envelope larger than
   // that goes in a frame of its own (up to frame_bytes). Smaller frames keep each stream's output

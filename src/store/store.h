@@ -311,6 +311,12 @@ class Store {
   // in-process read (SQLite); an engine whose poll costs a round of statements on a database
   // connection asks for a gap, so that its poll rate stays bounded under a publish load.
   virtual std::chrono::milliseconds CommitWakeGap() const { return std::chrono::milliseconds(0); }
+
+  // How many bytes a stream catching up reads per wave, at most, and keeps queued. An in-process
+  // read (SQLite) is cheap, so a small wave keeps each stream's output small and in cache; an
+  // engine whose read is a round trip asks for larger waves, so that a stream is not held to one
+  // small read per round trip.
+  virtual uint64_t CatchUpWaveBytes() const { return uint64_t{1} << 20; }
 };
 
 }  // namespace xb::store
