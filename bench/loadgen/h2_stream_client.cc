@@ -18,7 +18,6 @@ namespace {
 constexpr size_t kReadBuffer = 256 << 10;
 constexpr int kMaxEvents = 64;
 constexpr int kPollTimeoutMs = 1000;  // the eventfd wakes the loop; this only bounds the wait
-constexpr auto kDrainDeadline = std::chrono::seconds(60);
 
 // Set on a worker's own thread: requests made there need no eventfd write (see Wake).
 thread_local const void* tls_worker = nullptr;
@@ -129,18 +128,7 @@ void H2StreamWorker::Wake() {
 void H2StreamWorker::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
-  if (live() > 0) {
-    CancelAll();
-    const auto deadline = Clock::now() + kDrainDeadline;
-    while (live() > 0) {
-      if (Clock::now() > deadline) {
-        std::fprintf(stderr, "loadgen: %zu streams did not end within 60 s of being cancelled\n",
-                     live());
-        std::_Exit(1);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  }
+  CancelAndDrain();
   stop_.store(true, std::memory_order_release);
   Wake();
   thread_.join();

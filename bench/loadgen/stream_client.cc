@@ -15,7 +15,6 @@ namespace {
 
 constexpr char kSubscribeStaticMethod[] = "/xmtp.backend.v1.SubscriptionService/SubscribeStatic";
 constexpr char kSubscribeMethod[] = "/xmtp.backend.v1.SubscriptionService/Subscribe";
-constexpr auto kDrainDeadline = std::chrono::seconds(60);
 
 grpc::ByteBuffer ToByteBuffer(const std::string& bytes) {
   grpc::Slice slice(bytes);
@@ -190,18 +189,7 @@ void GrpcStreamWorker::CancelAll() {
 void GrpcStreamWorker::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
-  if (live() > 0) {
-    CancelAll();
-    const auto deadline = Clock::now() + kDrainDeadline;
-    while (live() > 0) {
-      if (Clock::now() > deadline) {
-        std::fprintf(stderr, "loadgen: %zu streams did not end within 60 s of being cancelled\n",
-                     live());
-        std::_Exit(1);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  }
+  CancelAndDrain();
   cq_.Shutdown();
   thread_.join();
 }

@@ -1,7 +1,11 @@
 #include "subscriber_worker.h"
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include "xmtp/backend/v1/backend.pb.h"
@@ -84,6 +88,20 @@ void Stream::OnMessage(std::string_view bytes, Clock::time_point now) {
       break;
     case K::kUnknown:
       return Fail("a frame with no known response set");
+  }
+}
+
+void SubscriberWorker::CancelAndDrain() {
+  if (live() == 0) return;
+  CancelAll();
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (live() > 0) {
+    if (Clock::now() > deadline) {
+      std::fprintf(stderr, "loadgen: %zu streams did not end within 60 s of being cancelled\n",
+                   live());
+      std::_Exit(1);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
 

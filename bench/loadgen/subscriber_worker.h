@@ -120,6 +120,11 @@ class SubscriberWorker {
   // Stops the thread and closes the connections. Cancels what is still live and waits for it to
   // end (60 s, then the process exits 1). Idempotent; called by the destructor too.
   virtual void Shutdown() = 0;
+
+ protected:
+  // Shutdown's first step for both transports: cancels what is live and waits until every stream
+  // has ended (60 s, then the process exits 1).
+  void CancelAndDrain();
 };
 
 // A worker of transport `o.transport` for streams to `o.target`, telling `observer`
