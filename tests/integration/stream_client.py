@@ -268,6 +268,16 @@ def publish(ch, envs, timeout=60):
     return [m.cursor.sequence_id for m in resp.envelope_metas]
 
 
+def publish_history(ch, topic, rows, blob):
+    """Publishes `rows` group messages of about len(blob) bytes to `topic`, 200 per request;
+    returns their ids in order."""
+    ids = []
+    for start in range(0, rows, 200):
+        ids += publish(ch, [E.group_message(topic[1:], 1, b"%d-%s" % (k, blob))
+                            for k in range(start, min(rows, start + 200))])
+    return ids
+
+
 def read_topic(ch, topic, cursor=0):
     """Every id on `topic` above `cursor`, paging with Query (the current store, API-202)."""
     ids = []
