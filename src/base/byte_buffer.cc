@@ -26,6 +26,15 @@ struct BlockCache {
   size_t bytes = 0;
 };
 
+// Removes the block at `it` from `cache` and returns it (the order of blocks does not matter).
+CachedBlock TakeAt(BlockCache& cache, std::vector<CachedBlock>::iterator it) {
+  CachedBlock taken = std::move(*it);
+  cache.bytes -= taken.capacity;
+  *it = std::move(cache.blocks.back());
+  cache.blocks.pop_back();
+  return taken;
+}
+
 BlockCache* ThreadCache() {
   if (cache_gone) {
     return nullptr;
@@ -56,12 +65,9 @@ std::unique_ptr<char[]> ByteBuffer::Allocate(size_t& capacity) {
   if (best == cache.blocks.end()) {
     return std::make_unique_for_overwrite<char[]>(capacity);
   }
-  capacity = best->capacity;
-  std::unique_ptr<char[]> block = std::move(best->block);
-  cache.bytes -= best->capacity;
-  *best = std::move(cache.blocks.back());
-  cache.blocks.pop_back();
-  return block;
+  CachedBlock taken = TakeAt(cache, best);
+  capacity = taken.capacity;
+  return std::move(taken.block);
 }
 
 void ByteBuffer::Release(std::unique_ptr<char[]> block, size_t capacity) {
@@ -81,9 +87,7 @@ void ByteBuffer::Release(std::unique_ptr<char[]> block, size_t capacity) {
     if (smallest == cache.blocks.end() || smallest->capacity >= capacity) {
       return;
     }
-    cache.bytes -= smallest->capacity;
-    *smallest = std::move(cache.blocks.back());
-    cache.blocks.pop_back();
+    TakeAt(cache, smallest);  // freed
   }
   cache.bytes += capacity;
   cache.blocks.push_back(CachedBlock{capacity, std::move(block)});
