@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -83,8 +84,11 @@ TEST(ByteBuffer, ALargeBlockFreedOnAThreadIsReusedByTheNextBufferThatGrowsThere)
       EXPECT_EQ(buffer.capacity(), ByteBuffer::kMinCachedBlock * 4);  // a power of two
       first = buffer.data();
     }
+    // Had the block gone back to the allocator, this allocation of its size would likely get it.
+    auto decoy = std::make_unique_for_overwrite<char[]>(ByteBuffer::kMinCachedBlock * 4);
     ByteBuffer next;
     next.Reserve(ByteBuffer::kMinCachedBlock * 2 + 1, 0, 0);
+    EXPECT_NE(decoy.get(), first);
     EXPECT_EQ(next.data(), first);  // the cached block, not fresh memory
     EXPECT_EQ(next.capacity(), ByteBuffer::kMinCachedBlock * 4);
 
@@ -108,6 +112,29 @@ TEST(ByteBuffer, SmallBlocksAndBlocksAboveTheCacheBoundAreNotKept) {
     ByteBuffer next;
     next.Reserve(ByteBuffer::kMinCachedBlock, 0, 0);
     EXPECT_EQ(next.capacity(), ByteBuffer::kMinCachedBlock);
+  });
+}
+
+TEST(ByteBuffer, AFullCacheDropsItsSmallestBlocksForALargerOne) {
+  OnFreshThread([] {
+    constexpr size_t kEighth = ByteBuffer::kMaxCachedBytes / 4;
+    {
+      ByteBuffer a, b, c, d;  // four blocks fill the cache
+      for (ByteBuffer* buffer : {&a, &b, &c, &d}) {
+        buffer->Reserve(kEighth, 0, 0);
+      }
+    }
+    char* large = nullptr;
+    {
+      ByteBuffer buffer;
+      buffer.Reserve(kEighth * 2, 0, 0);  // taken fresh: no cached block is that large
+      large = buffer.data();
+    }  // released: two small blocks go to make room for it
+    auto decoy = std::make_unique_for_overwrite<char[]>(kEighth * 2);  // see the test above
+    ByteBuffer next;
+    next.Reserve(kEighth * 2, 0, 0);
+    EXPECT_NE(decoy.get(), large);
+    EXPECT_EQ(next.data(), large);
   });
 }
 
