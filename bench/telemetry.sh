@@ -7,7 +7,9 @@
 #        handler and publish stage span is exported by the batch exporter
 #   r0   the same exporter with sample_ratio = 0.0: every span is created, timed and recorded in
 #        xmtp_operation_duration_seconds, none is sampled (the cost of tracing when sampled out)
-# Runs rotate the order per repeat so all see the same machine; medians shown.
+# Runs rotate the order per repeat so all see the same machine. Shown: medians, and the median of
+# the per-repeat ratios to 'off' (each repeat's runs are seconds apart, so this pairing cancels
+# most of the shared machine's drift), and the exporter thread's (xb-otlp) own CPU per request.
 #
 #   bench/telemetry.sh [--quick] [--repeats N] [--duration S] [--binary PATH]
 #
@@ -26,10 +28,10 @@ readonly PUBLISH_CLIENTS=8 PAYLOAD=1024 TOPICS=64
 readonly PACKAGES=(g++ pkg-config protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
                    libnghttp2-dev libsqlite3-dev nghttp2-client python3)
 
-repeats=3
+repeats=5
 duration=5
 binary="$ROOT/build/src/xmtp-backend"
-usage() { sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) repeats=1; duration=3 ;;
@@ -124,37 +126,59 @@ sample_ratio = 0.0"
 
 # CPU ticks (user + system) the process has used so far.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# CPU ticks of the process's exporter thread (named xb-otlp); 0 when it has none.
+exporter_ticks() {
+  local task
+  for task in /proc/"$1"/task/*; do
+    if [[ "$(cat "$task/comm" 2>/dev/null)" == xb-otlp ]]; then
+      awk '{print $14 + $15}' "$task/stat"
+      return
+    fi
+  done
+  echo 0
+}
+# per_request TICKS REQUESTS: microseconds of CPU per request.
+per_request() {
+  awk -v t="$1" -v hz="$HZ" -v n="${2:-0}" 'BEGIN {if (n > 0) printf "%.2f", t / hz * 1e6 / n; else print "nan"}'
+}
 readonly HZ=$(getconf CLK_TCK)
 
 printf '\0\0\0\0\0' >"$TMP/empty.body"  # one gRPC frame holding an empty GetConfigurationRequest
-declare -A R C
+declare -A R C E
 unary() {  # unary NAME REP
-  local out="$TMP/h2load.$1.$2" t0 t1 n
+  local out="$TMP/h2load.$1.$2" t0 t1 e0 e1 n
   t0=$(cpu_ticks "${PID[$1]}")
+  e0=$(exporter_ticks "${PID[$1]}")
   run_tracked taskset -c "$LOAD_CPU" h2load -t1 -D"$duration" --warm-up-time="$WARMUP_S" \
     -c"$UNARY_C" -m"$UNARY_M" -d "$TMP/empty.body" -H 'content-type: application/grpc' \
     -H 'te: trailers' \
     "http://127.0.0.1:${PORT[$1]}/xmtp.backend.v1.ConfigurationService/GetConfiguration" \
     >"$out" 2>&1 || log "h2load exited non-zero ($1)"
   t1=$(cpu_ticks "${PID[$1]}")
+  e1=$(exporter_ticks "${PID[$1]}")
   R[unary.$1.$2]=$(sed -n 's/^finished in [^,]*, \([0-9.]*\) req\/s.*/\1/p' "$out")
   # Server CPU per request (warm-up included on both sides of the ratio): microseconds.
   n=$(sed -n 's/^requests: [0-9]* total, [0-9]* started, \([0-9]*\) done.*/\1/p' "$out")
-  C[unary.$1.$2]=$(awk -v t=$((t1 - t0)) -v hz="$HZ" -v n="${n:-0}" \
-    'BEGIN {if (n > 0) printf "%.1f", t / hz * 1e6 / n; else print "nan"}')
+  C[unary.$1.$2]=$(per_request $((t1 - t0)) "$n")
+  E[unary.$1.$2]=$(per_request $((e1 - e0)) "$n")
   grep -q "requests: .* 0 failed, 0 errored" "$out" || log "unary $1: failures: $(grep '^requests:' "$out")"
 }
 publish() {  # publish NAME REP
-  local out="$TMP/loadgen.$1.$2" line
+  local out="$TMP/loadgen.$1.$2" line e0 e1
+  e0=$(exporter_ticks "${PID[$1]}")
   run_tracked taskset -c "$LOAD_CPU" "$LOADGEN" --target "127.0.0.1:${PORT[$1]}" \
     --server-pid "${PID[$1]}" --payload "$PAYLOAD" --topics "$TOPICS" --mode publish \
     --clients "$PUBLISH_CLIENTS" --envelopes 1 --duration "$duration" --warmup "$WARMUP_S" \
     >"$out" 2>&1 || log "loadgen failed ($1): $(tail -n 2 "$out")"
+  e1=$(exporter_ticks "${PID[$1]}")
   line=$(grep '^RESULT ' "$out" || true)
   [[ "$(kv errors "$line")" == "0" ]] || log "publish $1: errors: $(kv error_codes "$line")"
   R[publish.$1.$2]=$(kv rps "$line")
   C[publish.$1.$2]=$(awk -v c="$(kv server_cpu_s "$line")" -v r="$(kv rps "$line")" \
     -v s="$(kv secs "$line")" 'BEGIN {if (r > 0) printf "%.1f", c * 1e6 / (r * s); else print "nan"}')
+  # The exporter's ticks span the warm-up too: per request over warm-up and measured interval.
+  E[publish.$1.$2]=$(per_request $((e1 - e0)) "$(awk -v r="$(kv rps "$line")" \
+    -v s="$(kv secs "$line")" -v w="$WARMUP_S" 'BEGIN {printf "%d", r * (s + w)}')")
 }
 
 for rep in $(seq "$repeats"); do
@@ -175,21 +199,31 @@ done
 
 med() { for rep in $(seq "$repeats"); do echo "${R[$1.$2.$rep]:-nan}"; done | median; }
 cmed() { for rep in $(seq "$repeats"); do echo "${C[$1.$2.$rep]:-nan}"; done | median; }
+emed() { for rep in $(seq "$repeats"); do echo "${E[$1.$2.$rep]:-nan}"; done | median; }
+# pmed ARRAY CASE NAME: the median over repeats of NAME's value / off's value in the same repeat.
+pmed() {
+  local -n values=$1
+  for rep in $(seq "$repeats"); do
+    echo "$(ratio "${values[$2.$3.$rep]:-nan}" "${values[$2.off.$rep]:-nan}")"
+  done | grep -v '^-$' | median
+}
 echo "== telemetry overhead (median of $repeats x ${duration} s; server on CPU $SERVER_CPU, load on CPU $LOAD_CPU)"
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) (shared: figures are noisy)"
-printf '%-44s %-4s %10s %7s %11s %7s\n' case server "req/s" "vs off" "cpu/req" "vs off"
+printf '%-44s %-4s %10s %7s %7s %10s %7s %7s %8s\n' case server "req/s" "vs off" paired \
+  "cpu/req" "vs off" paired "xb-otlp"
 for c in unary publish; do
   label="unary GetConfiguration h2load c=$UNARY_C m=$UNARY_M"
   [[ "$c" == publish ]] && label="publish sqlite c=$PUBLISH_CLIENTS e=1 (1 KiB)"
   off=$(med "$c" off)
   coff=$(cmed "$c" off)
   for name in off on r0; do
-    printf '%-44s %-4s %10s %7s %9sus %7s\n' "$label" "$name" "$(med "$c" "$name")" \
-      "$(ratio "$(med "$c" "$name")" "$off")" "$(cmed "$c" "$name")" \
-      "$(ratio "$(cmed "$c" "$name")" "$coff")"
+    printf '%-44s %-4s %10s %7s %7s %8sus %7s %7s %6sus\n' "$label" "$name" "$(med "$c" "$name")" \
+      "$(ratio "$(med "$c" "$name")" "$off")" "$(pmed R "$c" "$name")" "$(cmed "$c" "$name")" \
+      "$(ratio "$(cmed "$c" "$name")" "$coff")" "$(pmed C "$c" "$name")" "$(emed "$c" "$name")"
   done
 done
-echo "cpu/req: server process CPU (all threads, exporter included) per completed request."
+echo "cpu/req: server process CPU (all threads, exporter included) per completed request; paired:"
+echo "median of the per-repeat ratios to off; xb-otlp: the exporter thread's share of cpu/req."
 echo "per repeat req/s: $(for k in "${!R[@]}"; do echo "$k=${R[$k]}"; done | sort | tr '\n' ' ')"
 echo "per repeat cpu/req: $(for k in "${!C[@]}"; do echo "$k=${C[$k]}"; done | sort | tr '\n' ' ')"
 echo "sink: $(cat "$TMP/sink.count" 2>/dev/null || echo '0 0') (export requests, bytes) received from 'on'"

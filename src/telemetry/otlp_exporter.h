@@ -35,8 +35,11 @@ struct OtlpExporterOptions {
   // /v1/traces (OTLP/HTTP), unless the path already ends with /v1/traces.
   std::string endpoint;
   ResourceAttributes resource;
-  size_t max_queue = 2048;                          // spans waiting for export; more are dropped
-  size_t max_batch = 512;                           // spans per request
+  // Large batches: each request costs the exporter thread a wake-up, an HTTP exchange and
+  // context switches on the serving cores. 4096 spans (about 800 KB) halved its CPU per span
+  // against 512 (bench/telemetry.sh); the queue leaves room for four batches while one is sent.
+  size_t max_queue = 16384;                         // spans waiting for export; more are dropped
+  size_t max_batch = 4096;                          // spans per request
   std::chrono::milliseconds interval{1000};         // a partial batch waits at most this long
   std::chrono::milliseconds request_timeout{3000};  // per export request
 };
