@@ -8,6 +8,7 @@
 #include "api/cpu_pool.h"
 #include "config/config.h"
 #include "fanout/fetch_permits.h"
+#include "fanout/history_cache.h"
 #include "fanout/registry.h"
 #include "fanout/wave_buffers.h"
 #include "store/db_pool.h"
@@ -34,6 +35,7 @@ struct ApiContext {
   fanout::Registry* registry = nullptr;
   fanout::FetchPermits* fetch_permits = nullptr;
   fanout::WaveBuffers* wave_buffers = nullptr;
+  fanout::HistoryCache* history = nullptr;  // catch-up rows shared by streams; nullptr: none
   config::StreamsConfig streams;
   // Spans of the span catalogue below the request span (publish stages, stream.*); nullptr: none.
   telemetry::Tracer* tracer = nullptr;

@@ -41,6 +41,7 @@ fanout::StreamDeps Deps(const ApiContext& ctx) {
                             .registry = ctx.registry,
                             .permits = ctx.fetch_permits,
                             .wave_buffers = ctx.wave_buffers,
+                            .history = ctx.history,
                             .metrics = ctx.metrics,
                             .encoder = EncodeServerEnvelope,
                             .tracer = ctx.tracer};

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "fanout/messages_frame.h"
+#include "store/catch_up_cutoff.h"
 
 namespace xb::fanout {
 
@@ -41,18 +42,21 @@ class BusyScope {
   bool& busy_;
 };
 
-// A catch-up wave's rows, encoded on the DB pool thread into one buffer (one allocation per
-// wave, not per row).
+// A catch-up wave's rows: encoded on the DB pool thread into one buffer (one allocation per wave,
+// not per row), or rows of history cache chunks the wave holds.
 struct WaveRow {
   int64_t sequence_id = 0;
   size_t offset = 0;
   size_t size = 0;
+  int32_t chunk = -1;  // index into Wave::chunks; -1: in Wave::bytes
 };
 struct Wave {
   std::string bytes;
+  std::vector<HistoryChunkPtr> chunks;
   std::vector<std::vector<WaveRow>> per_range;
   std::string_view Encoded(const WaveRow& row) const {
-    return std::string_view(bytes).substr(row.offset, row.size);
+    const std::string& from = row.chunk < 0 ? bytes : chunks[row.chunk]->bytes;
+    return std::string_view(from).substr(row.offset, row.size);
   }
 };
 using WaveResult = std::variant<Wave, store::StoreError>;
@@ -61,6 +65,82 @@ using WaveResult = std::variant<Wave, store::StoreError>;
 // pages that are never written cost no memory.
 constexpr uint64_t kMaxWaveReserve = 8u << 20;
 constexpr uint64_t kWaveReserveSlack = 64u << 10;
+
+// Serves a wave from the history cache when every range has cached rows right after its floor,
+// admitted by rounds under the byte budget as the store admits its rows (AdmitByRounds). Follows
+// a range into the next cached chunk where one continues another. False, with `out` untouched,
+// when some range has none: the wave then reads the store.
+bool ServeFromCache(HistoryCache& cache, const std::vector<store::CatchUpRange>& ranges,
+                    uint32_t per_range, uint64_t budget, Wave& out) {
+  std::vector<HistoryChunkPtr> chunks;
+  std::vector<std::vector<WaveRow>> candidates(ranges.size());
+  std::vector<std::vector<uint64_t>> sizes(ranges.size());
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    const store::CatchUpRange& range = ranges[r];
+    int64_t after = range.after;
+    uint64_t cost = 0;  // a range alone never gets more than the budget: stop collecting there
+    bool more = true;
+    while (more && after < range.through) {
+      HistoryChunkPtr chunk = cache.Find(range.topic, after);
+      if (chunk == nullptr) {
+        break;
+      }
+      const auto index = static_cast<int32_t>(chunks.size());
+      auto it =
+          std::upper_bound(chunk->rows.begin(), chunk->rows.end(), after,
+                           [](int64_t id, const HistoryRow& row) { return id < row.sequence_id; });
+      for (; it != chunk->rows.end(); ++it) {
+        if (it->sequence_id > range.through || candidates[r].size() >= per_range || cost > budget) {
+          more = false;
+          break;
+        }
+        candidates[r].push_back(WaveRow{it->sequence_id, it->offset, it->size, index});
+        sizes[r].push_back(it->size);
+        cost += it->size + store::kRowOverheadBytes;
+      }
+      after = chunk->last;
+      chunks.push_back(std::move(chunk));
+    }
+    if (candidates[r].empty()) {
+      return false;
+    }
+  }
+  const std::vector<size_t> admitted = store::AdmitByRounds(sizes, budget);
+  out.chunks = std::move(chunks);
+  out.per_range.resize(ranges.size());
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    candidates[r].resize(admitted[r]);
+    out.per_range[r] = std::move(candidates[r]);
+  }
+  return true;
+}
+
+// Keeps each range's rows of a wave read from the store as a history cache chunk: they are all
+// of the topic's rows after the range's floor up to the last of them (see history_cache.h).
+void RememberWave(HistoryCache& cache, const std::vector<store::CatchUpRange>& ranges,
+                  const Wave& wave) {
+  for (size_t r = 0; r < ranges.size() && r < wave.per_range.size(); ++r) {
+    const std::vector<WaveRow>& rows = wave.per_range[r];
+    if (rows.empty()) {
+      continue;
+    }
+    auto chunk = std::make_shared<HistoryChunk>();
+    chunk->topic = ranges[r].topic;
+    chunk->after = ranges[r].after;
+    chunk->last = rows.back().sequence_id;
+    size_t total = 0;
+    for (const WaveRow& row : rows) {
+      total += row.size;
+    }
+    chunk->bytes.reserve(total);
+    chunk->rows.reserve(rows.size());
+    for (const WaveRow& row : rows) {
+      chunk->rows.push_back(HistoryRow{row.sequence_id, chunk->bytes.size(), row.size});
+      chunk->bytes.append(wave.Encoded(row));
+    }
+    cache.Insert(std::move(chunk));
+  }
+}
 
 }  // namespace
 
@@ -376,10 +456,14 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
       limits_.turn_rows,
       static_cast<uint32_t>(uint64_t{limits_.turn_topics} * limits_.turn_rows / wave.size()));
   auto job = [store = deps_.store, encoder = deps_.encoder, buffers = deps_.wave_buffers,
-              ranges = std::move(ranges), per_range, budget]() -> WaveResult {
+              history = deps_.history, ranges = std::move(ranges), per_range,
+              budget]() -> WaveResult {
+    Wave out;
+    if (history != nullptr && ServeFromCache(*history, ranges, per_range, budget, out)) {
+      return out;
+    }
     // Rows are encoded as the engine hands them over, straight from its buffers. The wave's size
     // is not known ahead: room for the budget is reserved, and only what is written is touched.
-    Wave out;
     if (buffers != nullptr) {
       out.bytes = buffers->Take();
     }
@@ -407,6 +491,9 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
       invariant.kind = store::ErrorKind::kInvariant;
       invariant.message = "a stored envelope does not decode";
       return invariant;
+    }
+    if (history != nullptr) {
+      RememberWave(*history, ranges, out);
     }
     return out;
   };

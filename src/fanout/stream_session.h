@@ -19,6 +19,7 @@
 
 #include "fanout/delivery_row.h"
 #include "fanout/fetch_permits.h"
+#include "fanout/history_cache.h"
 #include "fanout/messages_frame.h"
 #include "fanout/registry.h"
 #include "fanout/wave_buffers.h"
@@ -36,6 +37,7 @@ struct StreamDeps {
   Registry* registry = nullptr;
   FetchPermits* permits = nullptr;
   WaveBuffers* wave_buffers = nullptr;  // nullptr: each wave allocates its own buffer
+  HistoryCache* history = nullptr;      // nullptr: every wave reads the store
   telemetry::Metrics* metrics = nullptr;
   RowEncoder encoder;
   telemetry::Tracer* tracer = nullptr;  // stream.fetch spans; nullptr: none

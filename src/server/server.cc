@@ -27,6 +27,7 @@
 #include "config/load.h"
 #include "config/socket_address.h"
 #include "fanout/fetch_permits.h"
+#include "fanout/history_cache.h"
 #include "fanout/registry.h"
 #include "fanout/stream_session.h"
 #include "fanout/tailer.h"
@@ -57,6 +58,9 @@ constexpr auto kTelemetryFlushBound = std::chrono::seconds(5);
 // Publish requests whose signature checks may wait for the CPU pool at once; one more is answered
 // UNAVAILABLE (api/cpu_pool.h). Each job is one request's whole batch of checks.
 constexpr size_t kCpuPoolMaxQueuedJobs = 4096;
+// Encoded catch-up rows kept for other streams reading the same history (fanout/history_cache.h):
+// about 28,000 envelopes of 1 KiB.
+constexpr size_t kHistoryCacheBytes = 32u << 20;
 
 size_t WorkerCount() {
   cpu_set_t set;
@@ -278,6 +282,8 @@ int Run(const config::Config& config, RunOptions options) {
   fanout::WaveBuffers wave_buffers(
       fetch_permit_count,
       fanout::StreamLimits{}.catch_up_bytes + 2 * config.limits.max_envelope_bytes + (1u << 20));
+  // Catch-up rows recently read, shared by the streams catching up on the same topics.
+  fanout::HistoryCache history_cache(kHistoryCacheBytes);
   store::DbPool db_pool(std::max<size_t>(1, config.database.max_connections));
   // One CPU thread per core, like the I/O threads: signature checks are pure CPU (ARCHITECTURE.md
   // section 2). The admission bound keeps the queue finite under a flood of publishes.
@@ -302,6 +308,7 @@ int Run(const config::Config& config, RunOptions options) {
       .registry = &registry,
       .fetch_permits = &fetch_permits,
       .wave_buffers = &wave_buffers,
+      .history = &history_cache,
       .streams = config.streams,
       .tracer = &tracer,
       .before_identity_commit = options.before_identity_commit,

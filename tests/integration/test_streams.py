@@ -468,6 +468,41 @@ class DeliveryMixin(S.SharedServer):
             finally:
                 stream.cancel()
 
+    def read_catch_up(self, ch, topic, cursor, expected):
+        """Opens a SubscribeStatic at `cursor` and checks it delivers exactly `expected`, in order,
+        then one live envelope after them."""
+        stream = S.Static(ch, [(topic, cursor)])
+        try:
+            stream.started(self)
+            got = []
+            while len(got) < len(expected):
+                got += [S.sid(e) for e in S.envelopes_of(stream.frame(timeout=15))]
+            self.assertEqual(got, expected)
+            live = S.publish(ch, [E.group_message(topic[1:], 1, b"live-%d" % len(expected))])
+            got = []
+            while not got:
+                got = [S.sid(e) for e in S.envelopes_of(stream.frame(timeout=15))]
+            self.assertEqual(got, live)
+            return live
+        finally:
+            stream.cancel()
+
+    # verifies: API-251, API-201 with the shared history cache (fanout/history_cache.h): after one
+    # stream has read a topic's history, streams from cursors before, inside and at the end of
+    # what it read, and past rows published since, each get exactly the ids above their cursor.
+    def test_streams_sharing_history_get_exactly_their_rows(self):
+        t = S.gtopic("share", 0)
+        blob = b"s" * 2000
+        with self.server.channel() as ch:
+            every = S.publish_history(ch, t, S.scaled(2400, 900), blob)
+            S.wait_replica_shows(ch, {t: every[-1]})
+            every += self.read_catch_up(ch, t, 0, every)  # the first reader fills the cache
+            every += S.publish_history(ch, t, 300, b"m" * 2000)  # new bytes: not duplicates
+            S.wait_replica_shows(ch, {t: every[-1]})
+            for cursor in (0, every[1], every[len(every) // 3], every[-302], every[-2]):
+                every += self.read_catch_up(ch, t, cursor, [i for i in every if i > cursor])
+                S.wait_replica_shows(ch, {t: every[-1]})
+
     # verifies: API-254, API.md 3.12 (limits.max_http2_streams default 100) — 100 concurrent
     # streams of both kinds on one HTTP/2 connection all get a live envelope.
     def test_hundred_streams_on_one_connection(self):

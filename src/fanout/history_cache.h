@@ -1,0 +1,89 @@
+// HistoryCache: catch-up rows recently read from the store, already encoded for the wire, shared
+// by every stream that catches up on the same topic. Many devices reading one group's history then
+// cost the database one read, and each of them a copy from memory.
+//
+// Why a cached chunk never goes stale: every snapshot shows each topic as a prefix of its id order,
+// and nothing is ever inserted below an id already visible on that topic (STORE.md "Per-topic
+// prefix visibility", API-201); rows never change and are never deleted (OPS-001). So a read that
+// returned the rows of topic T after id `after` up to id `last` saw every row of T in
+// (after, last], and that set is final, on either engine and on a replica. A chunk is exactly
+// that: all rows of one topic in (after, last].
+//
+// Bounded by bytes: the least recently used chunks are dropped first. Chunks of one topic never
+// overlap (an overlapping insert is ignored). Thread-safe; chunks are immutable and shared, so a
+// reader keeps the ones it uses alive without holding the lock.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace xb::fanout {
+
+struct HistoryRow {
+  int64_t sequence_id = 0;
+  size_t offset = 0;  // into HistoryChunk::bytes
+  size_t size = 0;
+};
+
+struct HistoryChunk {
+  std::string topic;
+  int64_t after = 0;             // exclusive
+  int64_t last = 0;              // inclusive: the id of the last row
+  std::string bytes;             // the rows' encodings, back to back
+  std::vector<HistoryRow> rows;  // ascending; all of the topic's rows in (after, last]
+
+  std::string_view Encoded(const HistoryRow& row) const {
+    return std::string_view(bytes).substr(row.offset, row.size);
+  }
+  // What the chunk holds in memory, as the cache counts it.
+  size_t footprint() const;
+};
+using HistoryChunkPtr = std::shared_ptr<const HistoryChunk>;
+
+class HistoryCache {
+ public:
+  explicit HistoryCache(size_t capacity_bytes) : capacity_(capacity_bytes) {}
+  HistoryCache(const HistoryCache&) = delete;
+  HistoryCache& operator=(const HistoryCache&) = delete;
+
+  // The chunk of `topic` that holds the rows right after `after` (chunk.after <= after <
+  // chunk.last), nullptr when none. A hit counts as a use for the eviction order.
+  HistoryChunkPtr Find(std::string_view topic, int64_t after);
+
+  // Adds `chunk` (at least one row, rows ascending, the last one's id == last). Ignored when it
+  // overlaps a chunk of its topic or takes more than a quarter of the capacity.
+  void Insert(HistoryChunkPtr chunk);
+
+  size_t bytes() const;
+  size_t chunks() const;
+
+ private:
+  struct TopicHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  struct Node {
+    HistoryChunkPtr chunk;
+    std::list<const HistoryChunk*>::iterator lru;  // position in lru_
+  };
+  using TopicChunks = std::map<int64_t, Node>;  // by chunk.after
+
+  void EvictLocked();
+
+  const size_t capacity_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, TopicChunks, TopicHash, std::equal_to<>> by_topic_;  // mu_
+  std::list<const HistoryChunk*> lru_;  // guarded by mu_; most recently used first
+  size_t bytes_ = 0;                    // guarded by mu_
+};
+
+}  // namespace xb::fanout
