@@ -51,7 +51,7 @@ fanout::StreamLimits Limits(const ApiContext& ctx) {
   fanout::StreamLimits limits;
   limits.frame_bytes = std::min<size_t>(kStreamFrameCeiling, ctx.limits.max_response_bytes);
   limits.max_envelope_bytes = ctx.limits.max_envelope_bytes;
-  limits.catch_up_bytes = ctx.store->CatchUpWaveBytes();
+  limits.catch_up_read_bytes = ctx.store->CatchUpWaveBytes();
   return limits;
 }
 

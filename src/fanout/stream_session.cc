@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
+#include <cstdint>
 #include <utility>
 
 #include "fanout/messages_frame.h"
@@ -68,13 +69,16 @@ constexpr uint64_t kWaveReserveSlack = 64u << 10;
 
 // Serves a wave from the history cache when every range has cached rows right after its floor,
 // admitted by rounds under the byte budget as the store admits its rows (AdmitByRounds). Follows
-// a range into the next cached chunk where one continues another. False, with `out` untouched,
-// when some range has none: the wave then reads the store.
+// a range into the next cached chunk where one continues another. Where the cache ends before a
+// range's target, no range gets more rounds than that one has (API-261: the store would have
+// given it a row in each round). False, with `out` untouched, when some range has none: the wave
+// then reads the store.
 bool ServeFromCache(HistoryCache& cache, const std::vector<store::CatchUpRange>& ranges,
                     uint32_t per_range, uint64_t budget, Wave& out) {
   std::vector<HistoryChunkPtr> chunks;
   std::vector<std::vector<WaveRow>> candidates(ranges.size());
   std::vector<std::vector<uint64_t>> sizes(ranges.size());
+  size_t rounds = SIZE_MAX;  // the fewest rows of a range whose cached rows end before its target
   for (size_t r = 0; r < ranges.size(); ++r) {
     const store::CatchUpRange& range = ranges[r];
     int64_t after = range.after;
@@ -83,6 +87,7 @@ bool ServeFromCache(HistoryCache& cache, const std::vector<store::CatchUpRange>&
     while (more && after < range.through) {
       HistoryChunkPtr chunk = cache.Find(range.topic, after);
       if (chunk == nullptr) {
+        rounds = std::min(rounds, candidates[r].size());
         break;
       }
       const auto index = static_cast<int32_t>(chunks.size());
@@ -103,6 +108,11 @@ bool ServeFromCache(HistoryCache& cache, const std::vector<store::CatchUpRange>&
     }
     if (candidates[r].empty()) {
       return false;
+    }
+  }
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    if (sizes[r].size() > rounds) {
+      sizes[r].resize(rounds);
     }
   }
   const std::vector<size_t> admitted = store::AdmitByRounds(sizes, budget);
@@ -455,9 +465,10 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
   const uint32_t per_range = std::max<uint32_t>(
       limits_.turn_rows,
       static_cast<uint32_t>(uint64_t{limits_.turn_topics} * limits_.turn_rows / wave.size()));
+  const uint64_t read_budget = std::max<uint64_t>(budget, limits_.catch_up_read_bytes);
   auto job = [store = deps_.store, encoder = deps_.encoder, buffers = deps_.wave_buffers,
-              history = deps_.history, ranges = std::move(ranges), per_range,
-              budget]() -> WaveResult {
+              history = deps_.history, ranges = std::move(ranges), per_range, budget,
+              read_budget]() -> WaveResult {
     Wave out;
     if (history != nullptr && ServeFromCache(*history, ranges, per_range, budget, out)) {
       return out;
@@ -467,11 +478,11 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
     if (buffers != nullptr) {
       out.bytes = buffers->Take();
     }
-    out.bytes.reserve(std::min<uint64_t>(budget, kMaxWaveReserve) + kWaveReserveSlack);
+    out.bytes.reserve(std::min<uint64_t>(read_budget, kMaxWaveReserve) + kWaveReserveSlack);
     out.per_range.resize(ranges.size());
     bool encoded = true;
     std::optional<store::StoreError> error = store->VisitCatchUp(
-        ranges, per_range, budget, [&](size_t range, const store::StoredEnvelopeView& row) {
+        ranges, per_range, read_budget, [&](size_t range, const store::StoredEnvelopeView& row) {
           WaveRow w;
           w.sequence_id = row.sequence_id;
           w.offset = out.bytes.size();
@@ -494,6 +505,14 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
     }
     if (history != nullptr) {
       RememberWave(*history, ranges, out);
+      // The stream takes its budget's worth from the cache now and the rest in its next waves.
+      Wave served;
+      if (read_budget > budget && ServeFromCache(*history, ranges, per_range, budget, served)) {
+        if (buffers != nullptr) {
+          buffers->Give(std::move(out.bytes));
+        }
+        return served;
+      }
     }
     return out;
   };

@@ -49,8 +49,12 @@ struct StreamLimits {
   size_t outbound_frames = 64;        // queued response messages, at most
   // Catch-up reads only while less than half this is queued and fills up to it: enough to keep
   // the socket busy (a stream's HTTP/2 window is 1 MiB), small enough that many streams catching
-  // up stay cheap in memory and their output stays in cache (Store::CatchUpWaveBytes).
+  // up stay cheap in memory and their output stays in cache.
   size_t catch_up_bytes = 1u << 20;
+  // A wave that reads the store reads up to this much (Store::CatchUpWaveBytes: larger where a
+  // read is a round trip). With a history cache, what the stream cannot queue yet is served from
+  // the cache by its next waves; without one, the wave queues all it read.
+  size_t catch_up_read_bytes = 1u << 20;
   // Catch-up frames are cut at this size (or frame_bytes, if smaller); an envelope larger than
   // that goes in a frame of its own (up to frame_bytes). Smaller frames keep each stream's output
   // buffer small.

@@ -277,11 +277,11 @@ int Run(const config::Config& config, RunOptions options) {
   // Catch-up reads of all streams together use at most half the pooled connections.
   const size_t fetch_permit_count = std::max<size_t>(1, config.database.max_connections / 2);
   fanout::FetchPermits fetch_permits(fetch_permit_count);
-  // One kept wave buffer per permit, each up to the largest wave a stream reads (the catch-up
-  // budget, plus an envelope past it): at most fetch_permit_count x ~5 MiB.
+  // One kept wave buffer per permit, each up to the largest wave a stream reads from the store
+  // (Store::CatchUpWaveBytes, plus an envelope past it): at most fetch_permit_count x ~7 MiB.
   fanout::WaveBuffers wave_buffers(
       fetch_permit_count,
-      fanout::StreamLimits{}.catch_up_bytes + 2 * config.limits.max_envelope_bytes + (1u << 20));
+      store->CatchUpWaveBytes() + 2 * config.limits.max_envelope_bytes + (1u << 20));
   // Catch-up rows recently read, shared by the streams catching up on the same topics.
   fanout::HistoryCache history_cache(kHistoryCacheBytes);
   store::DbPool db_pool(std::max<size_t>(1, config.database.max_connections));

@@ -312,10 +312,10 @@ class Store {
   // connection asks for a gap, so that its poll rate stays bounded under a publish load.
   virtual std::chrono::milliseconds CommitWakeGap() const { return std::chrono::milliseconds(0); }
 
-  // How many bytes a stream catching up reads per wave, at most, and keeps queued. An in-process
-  // read (SQLite) is cheap, so a small wave keeps each stream's output small and in cache; an
-  // engine whose read is a round trip asks for larger waves, so that a stream is not held to one
-  // small read per round trip.
+  // How many bytes a catch-up wave reads from the store, at most (what a stream cannot queue yet
+  // waits in the history cache, fanout/history_cache.h). An in-process read (SQLite) is cheap, so
+  // small waves keep the wave buffers small and in cache; an engine whose read is a round trip
+  // asks for larger waves, so that a stream is not held to one small read per round trip.
   virtual uint64_t CatchUpWaveBytes() const { return uint64_t{1} << 20; }
 };
 
