@@ -7,7 +7,9 @@
 // prefix visibility", API-201); rows never change and are never deleted (OPS-001). So a read that
 // returned the rows of topic T after id `after` up to id `last` saw every row of T in
 // (after, last], and that set is final, on either engine and on a replica. A chunk is exactly
-// that: all rows of one topic in (after, last].
+// that: all rows of one topic in (after, last]. (This rests on the database keeping what it
+// committed: a database restored from a backup or a failover that loses commits must come with a
+// restart of the backend, as it must anyway for clients' cursors.)
 //
 // Bounded by bytes: the least recently used chunks are dropped first. Chunks of one topic never
 // overlap (an overlapping insert is ignored). Thread-safe; chunks are immutable and shared, so a
