@@ -1,5 +1,6 @@
 #include "store/sqlite/writer.h"
 
+#include <sched.h>
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -187,6 +188,16 @@ void Writer::Loop() {
     {
       std::unique_lock lock(mu_);
       work_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (!stopping_ && queue_.size() < kMaxGroup && queue_.front()->grouped) {
+        // Woken by the first publish of a burst, the writer would preempt the thread still
+        // queueing the rest and commit a group of one. Yielding once lets threads that are ready
+        // on this core queue theirs first; with none ready it returns at once, so a lone
+        // publish waits no longer. On one core, 8 clients: about 2,750 -> 3,150-3,800
+        // publishes/s and 280 -> 210-270 us of CPU per publish (alternating runs).
+        lock.unlock();
+        sched_yield();
+        lock.lock();
+      }
       if (stopping_) {
         std::vector<Job*> completed;
         for (Job* queued : queue_) {
