@@ -1,5 +1,7 @@
 #include "store/postgres/publish.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <deque>
 #include <limits>
@@ -1025,6 +1027,7 @@ void PublishCombiner::Lead() {
         held.clear();
         work_.notify_all();  // requests waiting on these topics, or on this leader, may go now
       }
+      bool yielded = false;
       while (true) {
         // A second concurrent transaction only for a full queue or a request that waited long
         // (CombinerLimits::concurrent_min_items).
@@ -1032,6 +1035,15 @@ void PublishCombiner::Lead() {
         if (running_ == 0 || queued_items_ >= limits_.concurrent_min_items ||
             (!queue_.empty() &&
              Clock::now() - queue_.front().queued_at >= limits_.concurrent_after)) {
+          if (!yielded && !queue_.empty() && queued_items_ < limits_.max_items) {
+            // As the SQLite writer does (sqlite/writer.cc): woken by a burst's first request, a
+            // leader would preempt the thread still queueing the rest and run a batch of one.
+            yielded = true;
+            lock.unlock();
+            sched_yield();
+            lock.lock();
+            continue;  // look again: the queue grew, or another leader took it
+          }
           TakeBatch(&batch, &held);
           if (!batch.empty()) {
             break;
