@@ -197,6 +197,8 @@ void Writer::Loop() {
         lock.unlock();
         sched_yield();
         lock.lock();
+        // Meanwhile a caller whose deadline passed may have withdrawn the only queued job.
+        work_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       }
       if (stopping_) {
         std::vector<Job*> completed;
