@@ -132,6 +132,14 @@ class _Stream:
             raise AssertionError("stream ended: %r" % (item,))
         return item
 
+    def ids(self, count, timeout=None):
+        """The envelope ids of the next frames, read until there are at least `count` (none
+        when `count` <= 0); each frame must come within `timeout`."""
+        got = []
+        while len(got) < count:
+            got += [sid(e) for e in envelopes_of(self.frame(timeout))]
+        return got
+
     def until_end(self, timeout=None):
         """Reads to the end; returns (Ended, frames read meanwhile)."""
         deadline = time.monotonic() + (READ_TIMEOUT if timeout is None else timeout)

@@ -115,10 +115,7 @@ class CapacityMixin(PerTestServers):
                     for k in range(5):
                         live += S.publish(ch, [E.group_message(t[1:], 1, b"pause-live-%d" % k)])
                     stream.resume()
-                    got = []
-                    while len(got) < rows + len(live):
-                        got += [S.sid(e) for e in S.envelopes_of(stream.frame())]
-                    self.assertEqual(got, ids + live)
+                    self.assertEqual(stream.ids(rows + len(live)), ids + live)
                     text = S.scrape(server)
                     self.assertEqual(S.value(text, "xmtp_stream_ended_total"), 0)
                     self.assertGreaterEqual(

@@ -148,10 +148,7 @@ class PgStreamCase(unittest.TestCase):
         bidi.applied(self, 1)
         for s in (static, bidi):
             self.addCleanup(s.cancel)
-            got = []
-            while len(got) < len(history):
-                got += [S.sid(e) for e in S.envelopes_of(s.frame())]
-            self.assertEqual(got, history)
+            self.assertEqual(s.ids(len(history)), history)
         return static, bidi
 
 
@@ -226,12 +223,9 @@ class StreamRecoveryTest(PgStreamCase):
                 stream = self.wait_recovered(server, t)
                 self.assertEqual(self.metric(server, "xmtp_tailer_ready"), 1)
                 self.assertEqual(self.metric(server, "xmtp_tailer_restarts_total"), 2)
-                got = []
-                while len(got) < len(history):
-                    got += [S.sid(e) for e in S.envelopes_of(stream.frame())]
+                got = stream.ids(len(history))
                 live = S.publish(ch, [E.group_message(t[1:], 1, b"rec-live")])
-                while len(got) < len(history) + 1:
-                    got += [S.sid(e) for e in S.envelopes_of(stream.frame())]
+                got += stream.ids(len(history) + 1 - len(got))
                 self.assertEqual(got, history + live)
 
     # verifies: OPS-006 (gap case), STORE.md 5.3 step 5 (ARC-042) — with
@@ -282,10 +276,7 @@ class StreamRecoveryTest(PgStreamCase):
                 first.run("ROLLBACK;")
                 second.run("ROLLBACK;")
                 stream = self.wait_recovered(server, u)
-                got = []
-                while len(got) < 3:
-                    got += [S.sid(e) for e in S.envelopes_of(stream.frame())]
-                self.assertEqual(got, history + [a, b])
+                self.assertEqual(stream.ids(3), history + [a, b])
                 harness.wait_for(lambda: self.metric(server, "xmtp_tailer_ready") == 1,
                                  S.READ_TIMEOUT, "ready")
                 self.assertEqual(self.metric(server, "xmtp_tailer_gap_ranges"), 0)

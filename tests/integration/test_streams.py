@@ -461,10 +461,7 @@ class DeliveryMixin(S.SharedServer):
             try:
                 started = stream.started(self)
                 self.assertEqual(started.targets[0].through_sequence_id, ids[-1])
-                got = []
-                while len(got) < len(ids):
-                    got += [S.sid(e) for e in S.envelopes_of(stream.frame(timeout=15))]
-                self.assertEqual(got, ids)
+                self.assertEqual(stream.ids(len(ids), timeout=15), ids)
             finally:
                 stream.cancel()
 
@@ -474,15 +471,9 @@ class DeliveryMixin(S.SharedServer):
         stream = S.Static(ch, [(topic, cursor)])
         try:
             stream.started(self)
-            got = []
-            while len(got) < len(expected):
-                got += [S.sid(e) for e in S.envelopes_of(stream.frame(timeout=15))]
-            self.assertEqual(got, expected)
+            self.assertEqual(stream.ids(len(expected), timeout=15), expected)
             live = S.publish(ch, [E.group_message(topic[1:], 1, b"live-%d" % len(expected))])
-            got = []
-            while not got:
-                got = [S.sid(e) for e in S.envelopes_of(stream.frame(timeout=15))]
-            self.assertEqual(got, live)
+            self.assertEqual(stream.ids(1, timeout=15), live)
             return live
         finally:
             stream.cancel()
@@ -524,10 +515,7 @@ class DeliveryMixin(S.SharedServer):
                     live = S.publish(other, [E.group_message(t[1:], 1, b"hund-%d" % k)
                                              for k in range(3)])
                 for s in streams:
-                    got = []
-                    while len(got) < 3:
-                        got += [S.sid(e) for e in S.envelopes_of(s.frame())]
-                    self.assertEqual(got, live)
+                    self.assertEqual(s.ids(3), live)
             finally:
                 for s in streams:
                     s.cancel()
@@ -963,10 +951,7 @@ class PostgresReplicaLagStreamTest(S.SharedServer, unittest.TestCase):
                 finally:
                     self.replica_sql("SELECT pg_wal_replay_resume()")
                 for stream, want in ((early, more), (late, more)):
-                    got = []
-                    while len(got) < len(want):
-                        got += [S.sid(e) for e in S.envelopes_of(stream.frame())]
-                    self.assertEqual(got, want)
+                    self.assertEqual(stream.ids(len(want)), want)
             finally:
                 early.cancel()
                 if late is not None:
