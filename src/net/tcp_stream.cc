@@ -3,6 +3,7 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <limits>
 
 namespace xb::net {
 
@@ -20,7 +21,14 @@ asio::awaitable<size_t> TcpStream::ReadSome(asio::mutable_buffer buffer,
 
 asio::awaitable<void> TcpStream::WriteAll(asio::const_buffer buffer,
                                           boost::system::error_code& ec) {
-  co_await asio::async_write(socket_, buffer, asio::redirect_error(asio::use_awaitable, ec));
+  // Asio's own completion conditions cap each send at 64 KiB, and every further piece waits
+  // behind the executor's queue: with many connections flushing at once, a connection's second
+  // half left only after every other connection's first. Offer the whole rest per send.
+  const auto whole_rest = [](const boost::system::error_code& error, size_t) -> size_t {
+    return error ? 0 : std::numeric_limits<size_t>::max();
+  };
+  co_await asio::async_write(socket_, buffer, whole_rest,
+                             asio::redirect_error(asio::use_awaitable, ec));
 }
 
 void TcpStream::Close() {
