@@ -16,6 +16,7 @@
 #include <optional>
 #include <utility>
 
+#include "store/batched_post.h"
 #include "store/db_pool.h"
 #include "store/store.h"
 
@@ -39,8 +40,10 @@ inline boost::asio::awaitable<StoreResult<CommitPublishResult>> CommitPublishFro
                                               boost::asio::execution::outstanding_work.tracked);
             // std::function needs a copyable target; the handler is move-only.
             auto shared_handler = std::make_shared<decltype(handler)>(std::move(handler));
+            // Batched: an engine completing several publishes at once (inside a
+            // CompletionScope) wakes each caller's thread once, not once per publish.
             auto resume = [caller, shared_handler](std::optional<Result> result) mutable {
-              boost::asio::post(caller, [shared_handler, result = std::move(result)]() mutable {
+              BatchedPost(caller, [shared_handler, result = std::move(result)]() mutable {
                 std::move (*shared_handler)(std::move(result));
               });
             };

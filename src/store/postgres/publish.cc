@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/completion_scope.h"
 #include "store/postgres/rows.h"
 
 namespace xb::store::postgres {
@@ -1086,6 +1087,7 @@ void PublishCombiner::Lead() {
     }
     // The lifetimes were fixed when each request arrived, not when the batch formed.
     auto results = RunTransaction(primary_, bounds_, requests, end);
+    CompletionScope scope;  // one hand-over per caller thread (base/completion_scope.h)
     for (size_t k = 0; k < live.size(); ++k) {
       live[k].done(std::move(results[k]));
     }

@@ -120,7 +120,8 @@ SqliteStore::SqliteStore(const SqliteOptions& options, std::unique_ptr<LockFile>
       checkpointer_(std::move(checkpointer)),
       writer_(std::move(writer)),
       last_committed_(last_committed) {
-  writer_->SetAfterGroupCommit([this](bool committed) { AfterGroupCommit(committed); });
+  writer_->SetAfterGroupCommit([this](bool committed) { AfterGroupCommit(committed); },
+                               [this] { AfterGroupCompletions(); });
 }
 
 SqliteStore::~SqliteStore() {
@@ -287,7 +288,15 @@ void SqliteStore::AfterGroupCommit(bool committed) {
   group_committed_through_ = 0;
   if (committed && through > last_committed_.load(std::memory_order_relaxed)) {
     last_committed_.store(through, std::memory_order_release);
-    NotifyCommit(through);
+    notify_through_ = through;
+  }
+}
+
+// The tailer's wake-up after the publishers' (Writer::SetAfterGroupCommit): woken first, the
+// tailer's poll ran ahead of the responses on a busy core and lengthened every publish.
+void SqliteStore::AfterGroupCompletions() {
+  if (notify_through_ != 0) {
+    NotifyCommit(std::exchange(notify_through_, 0));
   }
 }
 

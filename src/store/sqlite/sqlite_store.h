@@ -100,6 +100,7 @@ class SqliteStore final : public Store {
   void NotifyCommit(int64_t last_id);
   // Writer thread: after each group commit attempt.
   void AfterGroupCommit(bool committed);
+  void AfterGroupCompletions();
   // Writer thread: one publish, inside the group transaction.
   void RunPublish(Connection& conn, const CommitPublishRequest& request,
                   std::optional<StoreResult<PublishOutcome>>& outcome);
@@ -116,6 +117,7 @@ class SqliteStore final : public Store {
 
   std::atomic<int64_t> last_committed_;  // written by the writer thread only
   int64_t group_committed_through_ = 0;  // writer thread only: highest id of the open group
+  int64_t notify_through_ = 0;           // writer thread only: committed, the listener not told yet
 
   std::mutex listener_mu_;
   std::function<void(int64_t)> listener_;  // guarded by listener_mu_

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/completion_scope.h"
+
 namespace xb::store::sqlite {
 namespace {
 
@@ -82,6 +84,14 @@ void Writer::RunGroup(const std::vector<Job*>& group) {
     }
   }
   Complete(completed);
+  std::function<void()> after;
+  {
+    std::lock_guard lock(mu_);
+    after = after_group_completions_;
+  }
+  if (after) {
+    after();
+  }
 }
 
 void Writer::Finish(Job& job, std::vector<Job*>& completed) {
@@ -94,6 +104,8 @@ void Writer::Finish(Job& job, std::vector<Job*>& completed) {
 }
 
 void Writer::Complete(const std::vector<Job*>& completed) {
+  // One hand-over per caller thread for the whole group (base/completion_scope.h).
+  CompletionScope scope;
   for (Job* job : completed) {
     std::unique_ptr<Job> owned(job);
     owned->on_done(std::move(owned->error));
@@ -151,9 +163,11 @@ MaybeError Writer::RunGrouped(Clock::time_point deadline,
   return Enqueue(entry);
 }
 
-void Writer::SetAfterGroupCommit(std::function<void(bool committed)> after_commit) {
+void Writer::SetAfterGroupCommit(std::function<void(bool committed)> after_commit,
+                                 std::function<void()> after_completions) {
   std::lock_guard lock(mu_);
   after_group_commit_ = std::move(after_commit);
+  after_group_completions_ = std::move(after_completions);
 }
 
 MaybeError Writer::Enqueue(Job& entry) {

@@ -42,9 +42,11 @@ class Writer {
   // becomes a savepoint there), and the writer commits the group once: one fsync for all of them.
   // Returns nullopt only once the group's COMMIT succeeded; the COMMIT's error otherwise (the
   // job's own changes are then not stored either). `after_commit` (set once, before any job) runs
-  // on the writer thread after every group commit attempt with whether it committed.
+  // on the writer thread after every group commit attempt with whether it committed, before the
+  // group's jobs are told; `after_completions`, if set, once they have been told.
   MaybeError RunGrouped(Clock::time_point deadline, const std::function<void(Connection&)>& job);
-  void SetAfterGroupCommit(std::function<void(bool committed)> after_commit);
+  void SetAfterGroupCommit(std::function<void(bool committed)> after_commit,
+                           std::function<void()> after_completions = nullptr);
 
   // RunGrouped without blocking the caller: when fewer than kMaxAsyncQueue jobs are queued (so
   // the job starts within the next two group transactions), queues `job` and returns true;
@@ -92,7 +94,8 @@ class Writer {
   std::deque<Job*> queue_;         // guarded by mu_; jobs live on their callers' stacks
   bool stopping_ = false;          // guarded by mu_
 
-  std::function<void(bool)> after_group_commit_;  // set before the first grouped job
+  std::function<void(bool)> after_group_commit_;   // set before the first grouped job
+  std::function<void()> after_group_completions_;  // likewise
 
   std::thread thread_;  // last: started once every other member exists
 };
