@@ -302,9 +302,10 @@ class Store {
     return std::nullopt;
   }
 
-  // Called right after each commit that stored rows, with the new last id, on the committing
-  // thread (the tailer's in-process wake-up, STORE.md 8; on PostgreSQL for this instance's own
-  // publishes). It must be quick and must not call into the store.
+  // Called after each commit that stored rows, with the new last id, on the committing thread
+  // (the tailer's in-process wake-up, STORE.md 8; on PostgreSQL for this instance's own
+  // publishes), possibly just after the publish returned. It must be quick and must not call into
+  // the store.
   virtual void SetCommitListener(std::function<void(int64_t last_id)> listener) { (void)listener; }
 
   // How soon after one tailer poll began a commit may start the next. Zero where a poll is an

@@ -83,8 +83,9 @@ class SqliteStore final : public Store {
   // (STORE.md 8): every id at or below it is committed. Never decreases, across restarts too.
   int64_t LastCommittedId() const { return last_committed_.load(std::memory_order_acquire); }
 
-  // Called on the writer thread right after each commit that stored rows, with the new last id
-  // (the tailer's in-process wake-up, STORE.md 8). It must be quick, must not block on the store
+  // Called on the writer thread after each commit that stored rows, with the new last id (the
+  // tailer's in-process wake-up, STORE.md 8), once the group's publishers have been told (so it
+  // may run just after CommitPublish returned). It must be quick, must not block on the store
   // and must not call SetCommitListener. After SetCommitListener returns, the previous listener
   // is never called again. Pass nullptr to remove.
   void SetCommitListener(std::function<void(int64_t last_id)> listener) override;

@@ -268,6 +268,17 @@ TEST_F(SqliteStoreTest, CommitListenerHearsEachStoringCommitInOrder) {
   bad.pending_failure = InvalidArgument("bad");
   ASSERT_FALSE(IsOk(store->CommitPublish(Request({bad}))));
   ASSERT_TRUE(IsOk(store->CommitPublish(Request({Item(GroupTopic(3), "c")}))));
+  // The listener hears a commit after the publishers were told (it may run just after
+  // CommitPublish returned); LastCommittedId moves before they are told.
+  EXPECT_EQ(store->LastCommittedId(), 3);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto heard_three = [&] {
+    std::lock_guard lock(mu);
+    return !heard.empty() && heard.back() == 3;
+  };
+  while (!heard_three() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   store->SetCommitListener(nullptr);
   ASSERT_TRUE(IsOk(store->CommitPublish(Request({Item(GroupTopic(3), "d")}))));
   std::lock_guard lock(mu);
