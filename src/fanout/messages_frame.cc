@@ -57,6 +57,11 @@ char* PutVarint(char* p, uint64_t value) {
 
 }  // namespace
 
+size_t PutTagAndLength(char* dst, uint32_t field, uint64_t length) {
+  *dst = static_cast<char>((field << 3) | 2);
+  return static_cast<size_t>(PutVarint(dst + 1, length) - dst);
+}
+
 void MessagesFrame::WriteTo(char* dst) {
   char* p = dst;
   *p++ = static_cast<char>((response_field_ << 3) | 2);

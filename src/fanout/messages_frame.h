@@ -11,6 +11,10 @@
 
 namespace xb::fanout {
 
+inline constexpr size_t kMaxVarintBytes = 10;
+// Writes a length-delimited field's tag and length at `dst`; returns the bytes written.
+size_t PutTagAndLength(char* dst, uint32_t field, uint64_t length);
+
 class MessagesFrame {
  public:
   // `response_field`: the oneof field number of `messages` in the response message.
@@ -28,6 +32,20 @@ class MessagesFrame {
   size_t size() const;
   // Writes the response message into `dst` (exactly size() bytes); resets the builder.
   void WriteTo(char* dst);
+  // The response message as pieces, in order: `framing(std::string_view)` for the tag and length
+  // bytes, `envelope(size_t index, std::string_view)` for each envelope in Add order (exactly
+  // size() bytes in all); resets the builder.
+  template <typename Framing, typename Envelope>
+  void Emit(Framing&& framing, Envelope&& envelope) {
+    char head[1 + kMaxVarintBytes];
+    framing(std::string_view(head, PutTagAndLength(head, response_field_, body_bytes_)));
+    for (size_t i = 0; i < envelopes_.size(); ++i) {
+      framing(std::string_view(head, PutTagAndLength(head, 1, envelopes_[i].size())));
+      envelope(i, envelopes_[i]);
+    }
+    envelopes_.clear();
+    body_bytes_ = 0;
+  }
   // The response message bytes; resets the builder.
   std::string Take();
 

@@ -48,6 +48,34 @@ TEST(MessagesFrameTest, StaticFrameParsesAsSubscribeStaticResponseMessages) {
   EXPECT_EQ(response.messages().envelopes(0).meta().cursor().sequence_id(), 7u);
 }
 
+// The pieces Emit hands out (framing copied, envelopes by reference) are exactly the bytes
+// WriteTo writes, for small and multi-byte-length envelopes alike.
+TEST(MessagesFrameTest, EmittedPiecesAreTheWrittenBytes) {
+  const std::string a = Envelope(1, 16);
+  const std::string b = Envelope(2, 300);
+  const std::string c = Envelope(3, 70000);
+  MessagesFrame written(3);
+  MessagesFrame emitted(3);
+  for (MessagesFrame* frame : {&written, &emitted}) {
+    frame->Add(a);
+    frame->Add(b);
+    frame->Add(c);
+  }
+  const size_t size = emitted.size();
+  std::string pieces;
+  std::vector<size_t> indexes;
+  emitted.Emit([&](std::string_view framing) { pieces.append(framing); },
+               [&](size_t index, std::string_view envelope) {
+                 indexes.push_back(index);
+                 EXPECT_EQ(envelope.data(), (index == 0 ? a : index == 1 ? b : c).data());
+                 pieces.append(envelope);
+               });
+  EXPECT_EQ(pieces.size(), size);
+  EXPECT_EQ(pieces, written.Take());
+  EXPECT_EQ(indexes, (std::vector<size_t>{0, 1, 2}));
+  EXPECT_TRUE(emitted.empty());
+}
+
 TEST(MessagesFrameTest, VarintSizes) {
   EXPECT_EQ(VarintSize(0), 1u);
   EXPECT_EQ(VarintSize(127), 1u);

@@ -270,12 +270,39 @@ std::optional<Ending> StreamSession::QueueMessages(MessagesFrame& frame, bool li
   if (!call_->WriteNowInPlace(bytes, [&frame](char* dst) { frame.WriteTo(dst); }).ok()) {
     return std::nullopt;
   }
+  CountFrame(envelopes, live);
+  return std::nullopt;
+}
+
+// Live envelopes of kShareMinBytes or more are not copied into the call: the connection copies
+// them straight from the shared row into its write buffer.
+std::optional<Ending> StreamSession::QueueLiveMessages(MessagesFrame& frame) {
+  if (!call_->can_share()) {
+    return QueueMessages(frame, true);
+  }
+  const size_t envelopes = frame.count();
+  if (!call_->BeginMessage(frame.size()).ok()) {
+    return std::nullopt;
+  }
+  frame.Emit([this](std::string_view framing) { call_->AppendCopy(framing); },
+             [this](size_t i, std::string_view envelope) {
+               if (envelope.size() >= kShareMinBytes) {
+                 call_->AppendShared(envelope, *frame_rows_[i]);
+               } else {
+                 call_->AppendCopy(envelope);
+               }
+             });
+  call_->EndMessage();
+  CountFrame(envelopes, true);
+  return std::nullopt;
+}
+
+void StreamSession::CountFrame(size_t envelopes, bool live) {
   auto& sm = deps_.metrics->stream();
   sm.frames_sent.Inc(telemetry::FrameSent::kMessages);
   sm.envelopes_sent.Add(live ? telemetry::DeliveryPhase::kLive : telemetry::DeliveryPhase::kCatchUp,
                         envelopes);
   last_frame_at_ = Clock::now();
-  return std::nullopt;
 }
 
 // implements: STORE.md 5.5 (live rows, floors), API-254, ARC-080
@@ -309,6 +336,7 @@ std::optional<Ending> StreamSession::FlushLive() {
   while (next < pending_live_.size() && call_->queued_messages() < kLiveQueuedFrames &&
          !call_->ended()) {
     MessagesFrame frame(messages_field_);
+    frame_rows_.clear();
     while (next < pending_live_.size()) {
       const LiveItem& item = pending_live_[next];
       const size_t size = item.row->encoded.size();
@@ -318,12 +346,13 @@ std::optional<Ending> StreamSession::FlushLive() {
       // API-253: a registration removed meanwhile sends nothing more.
       if (item.registration->active) {
         frame.Add(item.row->encoded);
+        frame_rows_.push_back(&item.row);
       }
       pending_live_bytes_ -= size;
       ++next;
     }
     if (!frame.empty()) {
-      if (auto ending = QueueMessages(frame, true)) {
+      if (auto ending = QueueLiveMessages(frame)) {
         return ending;
       }
     }

@@ -112,6 +112,9 @@ class StreamSession {
   void OnWake();
   bool HasCatchUpRoom() const;
   std::optional<Ending> QueueMessages(MessagesFrame& frame, bool live);
+  // A frame of live rows; frame_rows_ holds the row of each of its envelopes.
+  std::optional<Ending> QueueLiveMessages(MessagesFrame& frame);
+  void CountFrame(size_t envelopes, bool live);
   boost::asio::awaitable<std::optional<Ending>> CatchUpWave();
   std::optional<Ending> DeliverLive(std::vector<LiveItem>& items);
   std::optional<Ending> FlushLive();
@@ -119,6 +122,8 @@ class StreamSession {
   // Live frames are cut only while fewer than this many response messages wait for the
   // connection (coalescing under load).
   static constexpr size_t kLiveQueuedFrames = 2;
+  // Live envelopes at least this large are queued by reference (Call::AppendShared).
+  static constexpr size_t kShareMinBytes = 256;
 
   std::shared_ptr<rpc::Call> call_;
   StreamDeps deps_;
@@ -136,7 +141,8 @@ class StreamSession {
   std::shared_ptr<FetchPermits::Ticket> ticket_;
   Clock::time_point ticket_since_{};
   std::optional<Clock::time_point> room_wait_since_;
-  std::vector<LiveItem> pending_live_;  // admitted live rows not yet cut into frames
+  std::vector<LiveItem> pending_live_;     // admitted live rows not yet cut into frames
+  std::vector<const RowPtr*> frame_rows_;  // FlushLive's scratch: the rows of the frame it cuts
   size_t pending_live_bytes_ = 0;
   Clock::time_point last_frame_at_;
 };

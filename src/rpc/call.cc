@@ -78,7 +78,45 @@ char* Call::GrowOut(size_t n) {
   char* at = out_.data() + out_len_;
   out_len_ += n;
   appended_bytes_ += n;
+  owned_appended_ += n;
   return at;
+}
+
+Status Call::BeginMessage(size_t size) {
+  if (ended_) {
+    return Status(StatusCode::kCancelled, "call ended");
+  }
+  EnsureHead();
+  CompactOut();
+  char* header = GrowOut(kFrameHeaderBytes);
+  header[0] = 0;
+  header[1] = static_cast<char>((size >> 24) & 0xff);
+  header[2] = static_cast<char>((size >> 16) & 0xff);
+  header[3] = static_cast<char>((size >> 8) & 0xff);
+  header[4] = static_cast<char>(size & 0xff);
+  return Status::Ok();
+}
+
+void Call::AppendCopy(std::string_view bytes) {
+  if (!bytes.empty()) {
+    std::memcpy(GrowOut(bytes.size()), bytes.data(), bytes.size());
+  }
+}
+
+void Call::AppendShared(std::string_view bytes, std::shared_ptr<const void> keep) {
+  if (bytes.empty()) {
+    return;
+  }
+  shared_.push_back(SharedPiece{owned_appended_, appended_bytes_, bytes, std::move(keep)});
+  shared_pending_ += bytes.size();
+  appended_bytes_ += bytes.size();
+}
+
+void Call::EndMessage() {
+  if (streaming()) {
+    queued_ends_.push_back(appended_bytes_);
+  }
+  wake_();
 }
 
 void Call::AppendOut(std::string_view frame) {
@@ -237,8 +275,17 @@ void Call::Abort(Status status) {
   if (!queued_ends_.empty()) {
     // Keep through the end of the message the connection is in the middle of (or the next one).
     const uint64_t keep_through = queued_ends_.front();
-    const uint64_t drop = appended_bytes_ - keep_through;
+    uint64_t drop = appended_bytes_ - keep_through;
+    // Shared pieces past the kept message go too (none is partly pulled: pulling stops inside
+    // the kept message at the latest); the rest of the dropped bytes are out_'s.
+    while (!shared_.empty() && shared_.back().at >= keep_through) {
+      const size_t size = shared_.back().bytes.size();
+      drop -= size;
+      shared_pending_ -= size;
+      shared_.pop_back();
+    }
     out_len_ -= static_cast<size_t>(drop);
+    owned_appended_ -= drop;
     appended_bytes_ = keep_through;
     queued_ends_.erase(queued_ends_.begin() + 1, queued_ends_.end());
   }
@@ -350,9 +397,34 @@ void Call::Complete(StatusCode outcome) {
 }
 
 size_t Call::PullBody(char* dst, size_t max) {
-  const size_t n = std::min(max, pending_body());
-  std::memcpy(dst, out_.data() + out_pos_, n);
-  out_pos_ += n;
+  size_t n = 0;
+  while (n < max) {
+    if (!shared_.empty() && shared_.front().after_owned == owned_pulled_) {
+      const std::string_view piece = shared_.front().bytes;
+      const size_t k = std::min(max - n, piece.size() - shared_front_pulled_);
+      std::memcpy(dst + n, piece.data() + shared_front_pulled_, k);
+      n += k;
+      shared_front_pulled_ += k;
+      shared_pending_ -= k;
+      if (shared_front_pulled_ == piece.size()) {
+        shared_.pop_front();
+        shared_front_pulled_ = 0;
+      }
+      continue;
+    }
+    size_t owned = out_len_ - out_pos_;
+    if (!shared_.empty()) {
+      owned = std::min<uint64_t>(owned, shared_.front().after_owned - owned_pulled_);
+    }
+    const size_t k = std::min(max - n, owned);
+    if (k == 0) {
+      break;
+    }
+    std::memcpy(dst + n, out_.data() + out_pos_, k);
+    n += k;
+    out_pos_ += k;
+    owned_pulled_ += k;
+  }
   response_bytes_ += n;
   while (!queued_ends_.empty() && queued_ends_.front() <= response_bytes_) {
     queued_ends_.pop_front();

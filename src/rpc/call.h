@@ -116,6 +116,17 @@ class Call final : public net::Exchange,
     return Status::Ok();
   }
 
+  // Gathered writing (not in the gRPC-Web text dialect: can_share() is false there). A response
+  // message of `size` bytes is BeginMessage, then pieces totalling exactly `size` bytes, then
+  // EndMessage; nothing else is written in between. AppendShared queues `bytes` without copying
+  // them: the connection reads them when it sends, and `keep` holds them alive until then (a live
+  // row shared by many streams is copied once, into the socket buffer, instead of twice).
+  bool can_share() const { return options_.dialect != Dialect::kGrpcWebText; }
+  Status BeginMessage(size_t size);
+  void AppendCopy(std::string_view bytes);
+  void AppendShared(std::string_view bytes, std::shared_ptr<const void> keep);
+  void EndMessage();
+
   // Ends the call with `status` (status and details to the trailers). Only the first call counts.
   void Finish(Status status);
   // Like Finish, but first drops the response messages not yet handed to the connection (the one
@@ -165,7 +176,7 @@ class Call final : public net::Exchange,
   bool streaming() const override { return options_.kind != CallKind::kUnary; }
   const net::ResponseHead* head() const override { return head_ready_ ? &head_ : nullptr; }
   size_t PullBody(char* dst, size_t max) override;
-  size_t pending_body() const override { return out_len_ - out_pos_; }
+  size_t pending_body() const override { return out_len_ - out_pos_ + shared_pending_; }
   bool body_complete() const override { return finished_; }
   const std::vector<net::Header>& trailers() const override { return trailers_; }
 
@@ -206,6 +217,19 @@ class Call final : public net::Exchange,
   uint64_t response_bytes_ = 0;
   uint64_t appended_bytes_ = 0;       // bytes ever appended to out_
   std::deque<uint64_t> queued_ends_;  // per queued message: appended_bytes_ at its end
+  // Shared pieces (AppendShared), in order. Each goes out once `owned_pulled_` reaches its
+  // `after_owned` (the out_ bytes appended before it); `at` is its place among all appended bytes.
+  struct SharedPiece {
+    uint64_t after_owned = 0;
+    uint64_t at = 0;
+    std::string_view bytes;
+    std::shared_ptr<const void> keep;
+  };
+  std::deque<SharedPiece> shared_;
+  size_t shared_front_pulled_ = 0;  // bytes of shared_.front() already pulled
+  size_t shared_pending_ = 0;       // bytes of shared_ not pulled yet
+  uint64_t owned_appended_ = 0;     // bytes ever appended to out_
+  uint64_t owned_pulled_ = 0;       // of those, pulled by the connection
   bool finished_ = false;
   Status final_status_;
 

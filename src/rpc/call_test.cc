@@ -212,5 +212,81 @@ TEST(Call, PulledResponseBytesWakeOnlyAHandlerThatAskedForRoom) {
   EXPECT_EQ(wakes, 2);  // the end always wakes it
 }
 
+// A gathered message with shared pieces comes out byte for byte where it was queued, between
+// copied messages, however the connection slices its pulls; a piece's owner is released once the
+// piece has been pulled.
+TEST(Call, SharedPiecesGoOutInPlaceAndAreReleasedOncePulled) {
+  Fixture f;
+  auto call = f.Make(Dialect::kGrpc, CallKind::kServerStream);
+  auto row = std::make_shared<std::string>("SHARED-ENVELOPE-BYTES");
+  auto other = std::make_shared<std::string>("YZ");
+  ASSERT_TRUE(call->can_share());
+
+  ASSERT_TRUE(call->WriteNow("ab").ok());
+  ASSERT_TRUE(call->BeginMessage(2 + row->size()).ok());
+  call->AppendCopy("<");
+  call->AppendShared(*row, row);
+  call->AppendCopy(">");
+  call->EndMessage();
+  ASSERT_TRUE(call->WriteNow("cd").ok());
+  ASSERT_TRUE(call->BeginMessage(1 + other->size()).ok());
+  call->AppendShared(std::string_view(*row).substr(0, 1), row);
+  call->AppendShared(*other, other);
+  call->EndMessage();
+
+  std::string expected;
+  AppendFrame(expected, "ab");
+  AppendFrame(expected, "<" + *row + ">");
+  AppendFrame(expected, "cd");
+  AppendFrame(expected, "S" + *other);
+  EXPECT_EQ(call->queued_messages(), 4u);
+  EXPECT_EQ(call->pending_body(), expected.size());
+  EXPECT_EQ(row.use_count(), 3);
+  EXPECT_EQ(other.use_count(), 2);
+
+  std::string got;
+  char slice[3];
+  while (call->pending_body() > 0) {
+    const size_t n = call->PullBody(slice, sizeof(slice));
+    ASSERT_GT(n, 0u);
+    got.append(slice, n);
+  }
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(call->queued_messages(), 0u);
+  EXPECT_EQ(row.use_count(), 1);
+  EXPECT_EQ(other.use_count(), 1);
+}
+
+// verifies: OPS-007 (Abort drops queued messages, shared pieces included, and keeps the one the
+// connection is in the middle of whole)
+TEST(Call, AbortDropsQueuedSharedPiecesAndKeepsTheMessageBeingSent) {
+  Fixture f;
+  auto call = f.Make(Dialect::kGrpc, CallKind::kServerStream);
+  auto first = std::make_shared<std::string>(300, 'a');
+  auto second = std::make_shared<std::string>(300, 'b');
+  ASSERT_TRUE(call->BeginMessage(1 + first->size()).ok());
+  call->AppendCopy("[");
+  call->AppendShared(*first, first);
+  call->EndMessage();
+  char head[10];
+  ASSERT_EQ(call->PullBody(head, sizeof(head)), sizeof(head));  // mid-way through the first
+
+  ASSERT_TRUE(call->BeginMessage(second->size() + 1).ok());
+  call->AppendShared(*second, second);
+  call->AppendCopy("]");
+  call->EndMessage();
+  ASSERT_TRUE(call->WriteNow("tail").ok());
+  EXPECT_EQ(second.use_count(), 2);
+
+  call->Abort(Status(StatusCode::kUnavailable, "shutting down"));
+  std::string expected;
+  AppendFrame(expected, "[" + *first);
+  EXPECT_EQ(call->pending_body(), expected.size() - sizeof(head));
+  EXPECT_EQ(second.use_count(), 1);
+  EXPECT_EQ(std::string(head, sizeof(head)) + Fixture::Drain(*call), expected);
+  EXPECT_EQ(first.use_count(), 1);
+  EXPECT_TRUE(call->body_complete());
+}
+
 }  // namespace
 }  // namespace xb::rpc
