@@ -43,12 +43,14 @@ struct CombinerLimits {
   // While one transaction runs, another leader starts a second only when the queue holds at least
   // concurrent_min_items items, or its oldest request has waited concurrent_after. A transaction
   // has a fixed cost (statements, WAL flush, replica shipping; and commits out of id order make
-  // the tailer ask for boundary advances) that only a full batch pays back. Measured on the
-  // 2-core benchmark machine, 32 clients of one envelope: two leaders always splitting the queue
-  // gave 2,620-2,930 publishes/s, one leader 2,890-3,210 and about 80 us less machine CPU per
-  // publish; but one leader halved 32 clients of ten envelopes (9,700 to 5,040 envelopes/s),
-  // where each batch is hundreds of rows that two backends insert in parallel.
-  size_t concurrent_min_items = 64;
+  // the tailer ask for boundary advances) that only a batch of some size pays back. Measured on
+  // the 2-core benchmark machine: one leader halved 32 clients of ten envelopes (9,700 to 5,040
+  // envelopes/s), where each batch is hundreds of rows that two backends insert in parallel. At
+  // 32 clients of one envelope a second transaction from 8 queued items on (its WAL flush overlaps
+  // the first's) gave a median 3,075 publishes/s against 2,818 from 64 on (seven alternating
+  // runs each; the same at 8 clients), once a batch's completions stopped costing a context
+  // switch each (store/batched_post.h); before that, splitting the queue had cost about 10%.
+  size_t concurrent_min_items = 8;
   std::chrono::milliseconds concurrent_after{20};
   size_t max_requests = 64;
   size_t max_items = 1024;
