@@ -87,13 +87,7 @@ Status Call::BeginMessage(size_t size) {
     return Status(StatusCode::kCancelled, "call ended");
   }
   EnsureHead();
-  CompactOut();
-  char* header = GrowOut(kFrameHeaderBytes);
-  header[0] = 0;
-  header[1] = static_cast<char>((size >> 24) & 0xff);
-  header[2] = static_cast<char>((size >> 16) & 0xff);
-  header[3] = static_cast<char>((size >> 8) & 0xff);
-  header[4] = static_cast<char>(size & 0xff);
+  PutFrameHeader(size, /*with_body=*/false);
   return Status::Ok();
 }
 
@@ -137,9 +131,9 @@ char* Call::ReserveFrame(size_t size) {
   return message;
 }
 
-char* Call::PutFrameHeader(size_t size) {
+char* Call::PutFrameHeader(size_t size, bool with_body) {
   CompactOut();
-  char* header = GrowOut(kFrameHeaderBytes + size);
+  char* header = GrowOut(kFrameHeaderBytes + (with_body ? size : 0));
   header[0] = 0;
   header[1] = static_cast<char>((size >> 24) & 0xff);
   header[2] = static_cast<char>((size >> 16) & 0xff);

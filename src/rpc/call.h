@@ -187,7 +187,8 @@ class Call final : public net::Exchange,
   // Appends a frame header for a `size`-byte message and returns where its bytes go; ReserveFrame
   // also counts it as a queued message.
   char* ReserveFrame(size_t size);
-  char* PutFrameHeader(size_t size);
+  // With `with_body` false, only the header is appended (the body follows in pieces).
+  char* PutFrameHeader(size_t size, bool with_body = true);
   // Extends the logical end of out_ by n bytes (uninitialized when reused) and returns them.
   char* GrowOut(size_t n);
   void WakeHandler();
