@@ -352,6 +352,9 @@ TEST_F(SqliteStoreTest, PublishWaitingBehindABusyWriterTimesOutAndStoresNothing)
   ASSERT_TRUE(IsOk(found));
   EXPECT_FALSE(std::get<0>(found)[0].has_value());
   EXPECT_EQ(store->LastCommittedId(), 1);
+  // The listener runs after the blocker's publish returned, so it may still be returning from
+  // its wait: removing it waits for that, while the promises it uses are alive.
+  store->SetCommitListener(nullptr);
 }
 
 TEST_F(SqliteStoreTest, DeadlineAlreadyPassedFailsWithoutStoring) {
