@@ -49,13 +49,13 @@ void Tailer::Start() {
 
 bool Tailer::WaitReady() {
   std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return ready_once_ || stopping_; });
+  ready_cv_.wait(lock, [&] { return ready_once_ || stopping_; });
   return ready_once_;
 }
 
 bool Tailer::WaitReadyFor(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
-  cv_.wait_for(lock, timeout, [&] { return ready_once_ || stopping_; });
+  ready_cv_.wait_for(lock, timeout, [&] { return ready_once_ || stopping_; });
   return ready_once_;
 }
 
@@ -64,7 +64,9 @@ void Tailer::Stop() {
     std::lock_guard lock(mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  tailer_cv_.notify_all();
+  boundary_cv_.notify_all();
+  ready_cv_.notify_all();
   if (tailer_thread_.joinable()) {
     tailer_thread_.join();
   }
@@ -74,17 +76,24 @@ void Tailer::Stop() {
 }
 
 void Tailer::OnCommit(int64_t /*last_id*/) {
+  bool wake = false;
   {
     std::lock_guard lock(mu_);
+    // Only the first commit while the tailer waits for one needs to wake it.
+    wake = waiting_for_commit_ && !committed_;
     committed_ = true;
   }
-  cv_.notify_all();
+  if (wake) {
+    tailer_cv_.notify_one();
+  }
 }
 
 bool Tailer::SleepUntil(Clock::time_point until, bool wake_on_commit) {
   std::unique_lock lock(mu_);
-  cv_.wait_until(lock, until,
-                 [&] { return stopping_ || boundary_failed_ || (wake_on_commit && committed_); });
+  waiting_for_commit_ = wake_on_commit;
+  tailer_cv_.wait_until(
+      lock, until, [&] { return stopping_ || boundary_failed_ || (wake_on_commit && committed_); });
+  waiting_for_commit_ = false;
   return !stopping_;
 }
 
@@ -93,7 +102,7 @@ void Tailer::RequestBoundaryAdvance() {
     std::lock_guard lock(mu_);
     boundary_requested_ = true;
   }
-  cv_.notify_all();
+  boundary_cv_.notify_one();
 }
 
 // implements: STORE.md 4.3 (requests coalesce into one pending bit, cleared just before an
@@ -103,7 +112,7 @@ void Tailer::RunBoundaryWorker() {
   while (true) {
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || boundary_requested_; });
+      boundary_cv_.wait(lock, [&] { return stopping_ || boundary_requested_; });
       if (stopping_) {
         return;
       }
@@ -114,8 +123,11 @@ void Tailer::RunBoundaryWorker() {
     if (std::holds_alternative<store::StoreError>(result)) {
       advances.Inc(telemetry::BoundaryResult::kError);
       logger_.Warn("allocation boundary advance failed; restarting stream recovery");
-      std::lock_guard lock(mu_);
-      boundary_failed_ = true;
+      {
+        std::lock_guard lock(mu_);
+        boundary_failed_ = true;
+      }
+      tailer_cv_.notify_one();  // ends the tailer's sleep (SleepUntil)
     } else if (std::get<store::BoundaryAdvance>(result).lock_timeout) {
       advances.Inc(telemetry::BoundaryResult::kLockTimeout);
       logger_.Warn("allocation boundary advance timed out waiting for the barrier");
@@ -124,9 +136,8 @@ void Tailer::RunBoundaryWorker() {
     } else {
       advances.Inc(telemetry::BoundaryResult::kOk);
     }
-    cv_.notify_all();
     std::unique_lock lock(mu_);
-    cv_.wait_for(lock, options_.poll_interval, [&] { return stopping_; });
+    boundary_cv_.wait_for(lock, options_.poll_interval, [&] { return stopping_; });
     if (stopping_) {
       return;
     }
@@ -148,7 +159,7 @@ void Tailer::Run() {
       std::lock_guard lock(mu_);
       ready_once_ = true;
     }
-    cv_.notify_all();
+    ready_cv_.notify_all();
     while (true) {
       const auto started = Clock::now();
       {

@@ -77,9 +77,15 @@ class Tailer {
   bool first_generation_ = true;
 
   std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;            // guarded by mu_
-  bool committed_ = false;           // guarded by mu_: a commit since the last poll started
+  // One condition per waiting party, so that an event wakes only the thread it concerns: commits
+  // come once per transaction, and a shared condition woke the boundary worker and the tailer's
+  // gap sleep (which ignore commits) on each of them, two context switches per commit for nothing.
+  std::condition_variable tailer_cv_;    // the tailer's sleeps: a commit, a boundary failure, Stop
+  std::condition_variable boundary_cv_;  // the boundary worker: a request, Stop
+  std::condition_variable ready_cv_;     // WaitReady callers: the first generation, Stop
+  bool stopping_ = false;                // guarded by mu_
+  bool committed_ = false;               // guarded by mu_: a commit since the last poll started
+  bool waiting_for_commit_ = false;  // guarded by mu_: the tailer sleeps until a commit wakes it
   bool ready_once_ = false;          // guarded by mu_
   bool boundary_requested_ = false;  // guarded by mu_
   bool boundary_failed_ = false;     // guarded by mu_: the worker's attempt ended in `error`
