@@ -364,7 +364,7 @@ EOF
 if [[ "$engines" == *postgres* ]]; then
   cat <<EOF
 raw pg      pgbench -n -M prepared -f pg_raw.sql -c C -j 2 -T $duration, one envelopes-shaped INSERT per transaction
-postgres    $PG_VERSION, synchronous_commit=$PG_SYNC (pg_cluster.sh defaults; a streaming replica runs beside it)
+postgres    $PG_VERSION, synchronous_commit=$PG_SYNC (pg_cluster.sh defaults; a streaming replica runs beside it, hot_standby_feedback = on, wal_receiver_status_interval = 1s)
 --- pg_raw.sql ---
 $(cat "$PG_SCRIPT")
 EOF
