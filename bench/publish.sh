@@ -8,7 +8,7 @@
 #
 # --quick = 1 repeat of 3 s. Default 3 repeats of 5 s (+1 s warm-up), medians in the table.
 # --engines: comma list of sqlite,postgres (default both). --binary defaults to
-# build-lead/src/xmtp-backend. --transport: the load client's, h2 (libnghttp2, default) or grpc
+# build/src/xmtp-backend. --transport: the load client's, h2 (libnghttp2, default) or grpc
 # (grpc++). The load client (bench/loadgen) is built into build-bench-loadgen/, never by the main
 # build. Nothing here asserts a timing.
 set -euo pipefail
@@ -33,7 +33,7 @@ readonly PACKAGES=(g++ pkg-config protobuf-compiler libgrpc++-dev protobuf-compi
 ARGS=("$@")
 repeats=3
 duration=5
-binary="$ROOT/build-lead/src/xmtp-backend"
+binary="$ROOT/build/src/xmtp-backend"
 engines="sqlite,postgres"
 transport=h2
 usage() {

@@ -9,7 +9,7 @@
 #
 # --quick = 1 repeat of 3 s. Default 3 repeats of 5 s (+1 s warm-up), medians in the tables.
 # --engines: comma list of sqlite,postgres (default both). --binary defaults to
-# build-lead/src/xmtp-backend. --batch: envelopes per Messages frame of the peer (default 64).
+# build/src/xmtp-backend. --batch: envelopes per Messages frame of the peer (default 64).
 # --fanout-rate: publishes/s in the 1,000-subscribers-on-one-topic case (default 20).
 # --pg-replica: PostgreSQL streams read from the cluster's streaming replica. --transport: the
 # loadgen's subscriber client, h2 (libnghttp2, default) or grpc (grpc++). Nothing here asserts a
@@ -44,7 +44,7 @@ readonly PACKAGES=(g++ pkg-config protobuf-compiler libgrpc++-dev protobuf-compi
 ARGS=("$@")
 repeats=3
 duration=5
-binary="$ROOT/build-lead/src/xmtp-backend"
+binary="$ROOT/build/src/xmtp-backend"
 engines="sqlite,postgres"
 batch=64
 fanout_rate=20
