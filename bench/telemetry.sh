@@ -10,6 +10,11 @@
 # Runs rotate the order per repeat so all see the same machine. Shown: medians, and the median of
 # the per-repeat ratios to 'off' (each repeat's runs are seconds apart, so this pairing cancels
 # most of the shared machine's drift), and the exporter thread's (xb-otlp) own CPU per request.
+# Then, side by side: each repeat also loads 'on' and 'off' at the same moment (both servers
+# share CPU 1, both loads run on CPU 0) and compares the CPU each spends per request; a fourth
+# server 'off2', configured as 'off', is paired with 'off' the same way to show the method's own
+# spread. Sequential runs on this machine drift by 10-30% between runs, and a run tends to be
+# slower when it follows another at once; two loads at the same moment see the same machine.
 #
 #   bench/telemetry.sh [--quick] [--repeats N] [--duration S] [--binary PATH]
 #
@@ -56,12 +61,13 @@ source "$ROOT/bench/lib.sh"
 TMP="$(mktemp -d /tmp/xb-bench-tel.XXXXXX)"
 PIDS=()
 LOAD_PID=""
+PAIR_PIDS=()  # the two loads of a side-by-side pair
 cleanup() {
   local pid
-  if [[ -n "$LOAD_PID" ]]; then
-    kill -TERM "$LOAD_PID" 2>/dev/null || true
-    wait "$LOAD_PID" 2>/dev/null || true
-  fi
+  for pid in $LOAD_PID "${PAIR_PIDS[@]}"; do
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
   for pid in "${PIDS[@]}"; do
     kill -TERM "$pid" 2>/dev/null || true
   done
@@ -123,6 +129,7 @@ start_xb on "otlp_endpoint = \"http://127.0.0.1:$SINK_PORT\"
 sample_ratio = 1.0"
 start_xb r0 "otlp_endpoint = \"http://127.0.0.1:$SINK_PORT\"
 sample_ratio = 0.0"
+start_xb off2 ""
 
 # CPU ticks (user + system) the process has used so far.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
@@ -181,6 +188,71 @@ publish() {  # publish NAME REP
     -v s="$(kv secs "$line")" -v w="$WARMUP_S" 'BEGIN {printf "%d", r * (s + w)}')")
 }
 
+# Side by side. pair_unary A B REP / pair_publish A B REP: both loads at once; records in S the
+# ratio of B's server CPU per request to A's, and in P each one's CPU per request.
+declare -A S P
+unary_load() {  # unary_load NAME OUT: the unary load of the sequential runs, in the background
+  taskset -c "$LOAD_CPU" h2load -t1 -D"$duration" --warm-up-time="$WARMUP_S" -c"$UNARY_C" \
+    -m"$UNARY_M" -d "$TMP/empty.body" -H 'content-type: application/grpc' -H 'te: trailers' \
+    "http://127.0.0.1:${PORT[$1]}/xmtp.backend.v1.ConfigurationService/GetConfiguration" \
+    >"$2" 2>&1 &
+  PAIR_PIDS+=($!)
+}
+wait_pair() {
+  local pid rc=0
+  for pid in "${PAIR_PIDS[@]}"; do
+    wait "$pid" || rc=1
+  done
+  PAIR_PIDS=()
+  return $rc
+}
+pair_unary() {
+  local a=$1 b=$2 rep=$3 name n t0a t0b t1a t1b
+  t0a=$(cpu_ticks "${PID[$a]}")
+  t0b=$(cpu_ticks "${PID[$b]}")
+  # The load started first alternates with the repeat, so neither server always leads.
+  if ((rep % 2)); then
+    unary_load "$a" "$TMP/pair.$a.$rep"
+    unary_load "$b" "$TMP/pair.$b.$rep"
+  else
+    unary_load "$b" "$TMP/pair.$b.$rep"
+    unary_load "$a" "$TMP/pair.$a.$rep"
+  fi
+  wait_pair || log "side by side unary $a/$b: h2load exited non-zero"
+  t1a=$(cpu_ticks "${PID[$a]}")
+  t1b=$(cpu_ticks "${PID[$b]}")
+  for name in "$a" "$b"; do
+    grep -q "requests: .* 0 failed, 0 errored" "$TMP/pair.$name.$rep" ||
+      log "side by side unary $name: failures: $(grep '^requests:' "$TMP/pair.$name.$rep")"
+  done
+  n=$(sed -n 's/^requests: [0-9]* total, [0-9]* started, \([0-9]*\) done.*/\1/p' "$TMP/pair.$a.$rep")
+  P[unary.$a-$b.$a.$rep]=$(per_request $((t1a - t0a)) "$n")
+  n=$(sed -n 's/^requests: [0-9]* total, [0-9]* started, \([0-9]*\) done.*/\1/p' "$TMP/pair.$b.$rep")
+  P[unary.$a-$b.$b.$rep]=$(per_request $((t1b - t0b)) "$n")
+  S[unary.$a-$b.$rep]=$(ratio3 "${P[unary.$a-$b.$b.$rep]}" "${P[unary.$a-$b.$a.$rep]}")
+}
+pair_publish() {
+  local a=$1 b=$2 rep=$3 name line order=("$1" "$2")
+  ((rep % 2)) || order=("$2" "$1")
+  for name in "${order[@]}"; do
+    taskset -c "$LOAD_CPU" "$LOADGEN" --target "127.0.0.1:${PORT[$name]}" \
+      --server-pid "${PID[$name]}" --payload "$PAYLOAD" --topics "$TOPICS" --mode publish \
+      --clients "$PUBLISH_CLIENTS" --envelopes 1 --duration "$duration" --warmup "$WARMUP_S" \
+      >"$TMP/pairpub.$name.$rep" 2>&1 &
+    PAIR_PIDS+=($!)
+  done
+  wait_pair || log "side by side publish $a/$b: loadgen failed"
+  for name in "$a" "$b"; do
+    line=$(grep '^RESULT ' "$TMP/pairpub.$name.$rep" || true)
+    [[ "$(kv errors "$line")" == "0" ]] || log "side by side publish $name: errors"
+    # The loadgen reads the server's CPU over its own measured interval (--server-pid).
+    P[publish.$a-$b.$name.$rep]=$(awk -v c="$(kv server_cpu_s "$line")" -v r="$(kv rps "$line")" \
+      -v s="$(kv secs "$line")" 'BEGIN {if (r > 0) printf "%.2f", c * 1e6 / (r * s); else print "nan"}')
+  done
+  S[publish.$a-$b.$rep]=$(ratio3 "${P[publish.$a-$b.$b.$rep]}" "${P[publish.$a-$b.$a.$rep]}")
+}
+ratio3() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "nan" || b == "nan" || b + 0 == 0) print "nan"; else printf "%.3f", a / b}'; }
+
 for rep in $(seq "$repeats"); do
   case $((rep % 3)) in
     1) order=(off on r0) ;;
@@ -191,10 +263,17 @@ for rep in $(seq "$repeats"); do
     log "repeat $rep: unary $name"
     unary "$name" "$rep"
   done
-  for name in "${order[@]}"; do
+  # off2 takes the publish load too (not shown), so that its database has grown like the
+  # others' when the side-by-side pairs compare it with off.
+  for name in "${order[@]}" off2; do
     log "repeat $rep: publish $name"
     publish "$name" "$rep"
   done
+  log "repeat $rep: side by side, unary on/off and off2/off, publish on/off and off2/off"
+  pair_unary off on "$rep"
+  pair_unary off off2 "$rep"
+  pair_publish off on "$rep"
+  pair_publish off off2 "$rep"
 done
 
 med() { for rep in $(seq "$repeats"); do echo "${R[$1.$2.$rep]:-nan}"; done | median; }
@@ -227,3 +306,26 @@ echo "median of the per-repeat ratios to off; xb-otlp: the exporter thread's sha
 echo "per repeat req/s: $(for k in "${!R[@]}"; do echo "$k=${R[$k]}"; done | sort | tr '\n' ' ')"
 echo "per repeat cpu/req: $(for k in "${!C[@]}"; do echo "$k=${C[$k]}"; done | sort | tr '\n' ' ')"
 echo "sink: $(cat "$TMP/sink.count" 2>/dev/null || echo '0 0') (export requests, bytes) received from 'on'"
+echo
+echo "== side by side ($repeats pairs each; both servers on CPU $SERVER_CPU at once, both loads on CPU $LOAD_CPU)"
+printf '%-44s %-9s %12s %12s %9s  %s\n' case pair "first cpu/req" "second" median "per pair (second / first)"
+for c in unary publish; do
+  label="unary GetConfiguration h2load c=$UNARY_C m=$UNARY_M"
+  [[ "$c" == publish ]] && label="publish sqlite c=$PUBLISH_CLIENTS e=1 (1 KiB)"
+  for pair in off-on off-off2; do
+    first=${pair%-*}
+    second=${pair#*-}
+    printf '%-44s %-9s %10sus %10sus %9s  %s\n' "$label" "$second/$first" \
+      "$(for rep in $(seq "$repeats"); do echo "${P[$c.$pair.$first.$rep]:-nan}"; done | median)" \
+      "$(for rep in $(seq "$repeats"); do echo "${P[$c.$pair.$second.$rep]:-nan}"; done | median)" \
+      "$(for rep in $(seq "$repeats"); do echo "${S[$c.$pair.$rep]:-nan}"; done | median)" \
+      "$(for rep in $(seq "$repeats"); do echo -n "${S[$c.$pair.$rep]:-nan} "; done)"
+  done
+done
+echo "Each pair's ratio is the second server's CPU per request over the first's, measured over the"
+echo "same seconds (server process CPU, exporter included). off2/off is two identically configured"
+echo "servers: its spread around 1.000 is the method's own. Throughput is not compared side by side:"
+echo "the scheduler shares CPU 1 per thread, and 'on' has one thread more (the exporter)."
+echo "telemetry cost (side by side, median on/off - 1): unary $(for rep in $(seq "$repeats"); do
+  echo "${S[unary.off-on.$rep]:-nan}"; done | median | awk '{if ($1 == "nan") print "-"; else printf "%+.1f%%", ($1 - 1) * 100}'), publish $(for rep in $(seq "$repeats"); do
+  echo "${S[publish.off-on.$rep]:-nan}"; done | median | awk '{if ($1 == "nan") print "-"; else printf "%+.1f%%", ($1 - 1) * 100}') (goal: at most 5%, issue 5)"
