@@ -67,11 +67,15 @@ class TailerTest : public ::testing::Test {
     registry_.Close(*session_);
   }
 
-  // Publishes one envelope and returns its id (0 on failure).
-  int64_t Publish(int n) {
-    auto result = store_->CommitPublish(Request({Item(topic_, "payload " + std::to_string(n))}));
-    const auto* done = std::get_if<store::CommitPublishResult>(&result);
-    return done != nullptr && !done->metas.empty() ? done->metas[0].sequence_id : 0;
+  // Publishes `count` envelopes one at a time, each only once the one before was delivered.
+  void PublishEachAndAwaitIt(int count) {
+    for (int n = 0; n < count; ++n) {
+      auto result = store_->CommitPublish(Request({Item(topic_, "payload " + std::to_string(n))}));
+      const auto* done = std::get_if<store::CommitPublishResult>(&result);
+      ASSERT_TRUE(done != nullptr && done->metas.size() == 1) << "publish " << n;
+      const int64_t id = done->metas[0].sequence_id;
+      ASSERT_TRUE(Delivered(id)) << "publish " << n << " (id " << id << ") was not delivered";
+    }
   }
 
   // Waits until the registration has received the row `id` (rows arrive in id order).
@@ -126,24 +130,16 @@ class TailerTest : public ::testing::Test {
 // verifies: STORE.md 8 (SQLite: the tailer is woken in-process after each commit)
 TEST_F(TailerTest, EveryCommitWakesTheTailerWithoutWaitingForThePollTimer) {
   ASSERT_NO_FATAL_FAILURE(StartTailer(std::chrono::milliseconds(0)));
-  for (int n = 0; n < 30; ++n) {
-    const int64_t id = Publish(n);
-    ASSERT_GT(id, 0);
-    ASSERT_TRUE(Delivered(id)) << "publish " << n << " (id " << id << ") was not delivered";
-  }
+  PublishEachAndAwaitIt(30);
 }
 
 // A commit that lands while the tailer sleeps out its commit wake gap (PostgreSQL's rate bound)
 // must still start the next poll when the gap ends, not at the poll timer.
 TEST_F(TailerTest, ACommitDuringTheWakeGapPollsWhenTheGapEnds) {
   ASSERT_NO_FATAL_FAILURE(StartTailer(std::chrono::milliseconds(50)));
-  for (int n = 0; n < 20; ++n) {
-    // Right after a delivery the poll that made it began moments ago: this commit falls in its
-    // gap.
-    const int64_t id = Publish(n);
-    ASSERT_GT(id, 0);
-    ASSERT_TRUE(Delivered(id)) << "publish " << n << " (id " << id << ") was not delivered";
-  }
+  // Right after a delivery the poll that made it began moments ago: each next commit falls in
+  // that poll's gap.
+  PublishEachAndAwaitIt(20);
 }
 
 }  // namespace
