@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/telemetry.sh: the throughput cost of telemetry (issue 5 goal: at most 5%). The unary case
 # of bench/unary.sh (GetConfiguration over h2load) and the publish case of bench/publish.sh
-# (bench/loadgen, SQLite) against two servers started side by side in one run:
+# (bench/loadgen, SQLite) against servers started side by side in one run:
 #   off  no OTLP endpoint (metrics are always recorded; no span is sampled or exported)
 #   on   telemetry.otlp_endpoint at a local OTLP/HTTP sink, sample_ratio = 1.0: every request,
 #        handler and publish stage span is exported by the batch exporter
@@ -36,7 +36,7 @@ readonly PACKAGES=(g++ pkg-config protobuf-compiler libgrpc++-dev protobuf-compi
 repeats=5
 duration=5
 binary="$ROOT/build/src/xmtp-backend"
-usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) repeats=1; duration=3 ;;
