@@ -107,10 +107,14 @@ void Call::AppendShared(std::string_view bytes, std::shared_ptr<const void> keep
 }
 
 void Call::EndMessage() {
+  QueueMessageEnd();
+  wake_();
+}
+
+void Call::QueueMessageEnd() {
   if (streaming()) {
     queued_ends_.push_back(appended_bytes_);
   }
-  wake_();
 }
 
 void Call::AppendOut(std::string_view frame) {
@@ -125,9 +129,7 @@ void Call::AppendOut(std::string_view frame) {
 
 char* Call::ReserveFrame(size_t size) {
   char* message = PutFrameHeader(size);
-  if (streaming()) {
-    queued_ends_.push_back(appended_bytes_);
-  }
+  QueueMessageEnd();
   return message;
 }
 

@@ -191,6 +191,8 @@ class Call final : public net::Exchange,
   char* PutFrameHeader(size_t size, bool with_body = true);
   // Extends the logical end of out_ by n bytes (uninitialized when reused) and returns them.
   char* GrowOut(size_t n);
+  // Records that the bytes queued so far end a response message (streaming calls only).
+  void QueueMessageEnd();
   void WakeHandler();
   boost::asio::awaitable<void> WaitHandler();
   void Complete(StatusCode outcome);
@@ -216,7 +218,7 @@ class Call final : public net::Exchange,
   size_t out_pos_ = 0;
   std::vector<net::Header> trailers_;
   uint64_t response_bytes_ = 0;
-  uint64_t appended_bytes_ = 0;       // bytes ever appended to out_
+  uint64_t appended_bytes_ = 0;       // bytes ever queued: appended to out_ or shared pieces
   std::deque<uint64_t> queued_ends_;  // per queued message: appended_bytes_ at its end
   // Shared pieces (AppendShared), in order. Each goes out once `owned_pulled_` reaches its
   // `after_owned` (the out_ bytes appended before it); `at` is its place among all appended bytes.
