@@ -60,11 +60,10 @@ source "$ROOT/bench/lib.sh"
 
 TMP="$(mktemp -d /tmp/xb-bench-tel.XXXXXX)"
 PIDS=()
-LOAD_PID=""
-PAIR_PIDS=()  # the two loads of a side-by-side pair
+PAIR_PIDS=()  # the loads running now (one, or the two of a side-by-side pair)
 cleanup() {
   local pid
-  for pid in $LOAD_PID "${PAIR_PIDS[@]}"; do
+  for pid in "${PAIR_PIDS[@]}"; do
     kill -TERM "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
   done
@@ -152,49 +151,18 @@ readonly HZ=$(getconf CLK_TCK)
 
 printf '\0\0\0\0\0' >"$TMP/empty.body"  # one gRPC frame holding an empty GetConfigurationRequest
 declare -A R C E
-unary() {  # unary NAME REP
-  local out="$TMP/h2load.$1.$2" t0 t1 e0 e1 n
-  t0=$(cpu_ticks "${PID[$1]}")
-  e0=$(exporter_ticks "${PID[$1]}")
-  run_tracked taskset -c "$LOAD_CPU" h2load -t1 -D"$duration" --warm-up-time="$WARMUP_S" \
-    -c"$UNARY_C" -m"$UNARY_M" -d "$TMP/empty.body" -H 'content-type: application/grpc' \
-    -H 'te: trailers' \
-    "http://127.0.0.1:${PORT[$1]}/xmtp.backend.v1.ConfigurationService/GetConfiguration" \
-    >"$out" 2>&1 || log "h2load exited non-zero ($1)"
-  t1=$(cpu_ticks "${PID[$1]}")
-  e1=$(exporter_ticks "${PID[$1]}")
-  R[unary.$1.$2]=$(sed -n 's/^finished in [^,]*, \([0-9.]*\) req\/s.*/\1/p' "$out")
-  # Server CPU per request (warm-up included on both sides of the ratio): microseconds.
-  n=$(sed -n 's/^requests: [0-9]* total, [0-9]* started, \([0-9]*\) done.*/\1/p' "$out")
-  C[unary.$1.$2]=$(per_request $((t1 - t0)) "$n")
-  E[unary.$1.$2]=$(per_request $((e1 - e0)) "$n")
-  grep -q "requests: .* 0 failed, 0 errored" "$out" || log "unary $1: failures: $(grep '^requests:' "$out")"
-}
-publish() {  # publish NAME REP
-  local out="$TMP/loadgen.$1.$2" line e0 e1
-  e0=$(exporter_ticks "${PID[$1]}")
-  run_tracked taskset -c "$LOAD_CPU" "$LOADGEN" --target "127.0.0.1:${PORT[$1]}" \
-    --server-pid "${PID[$1]}" --payload "$PAYLOAD" --topics "$TOPICS" --mode publish \
-    --clients "$PUBLISH_CLIENTS" --envelopes 1 --duration "$duration" --warmup "$WARMUP_S" \
-    >"$out" 2>&1 || log "loadgen failed ($1): $(tail -n 2 "$out")"
-  e1=$(exporter_ticks "${PID[$1]}")
-  line=$(grep '^RESULT ' "$out" || true)
-  [[ "$(kv errors "$line")" == "0" ]] || log "publish $1: errors: $(kv error_codes "$line")"
-  R[publish.$1.$2]=$(kv rps "$line")
-  C[publish.$1.$2]=$(awk -v c="$(kv server_cpu_s "$line")" -v r="$(kv rps "$line")" \
-    -v s="$(kv secs "$line")" 'BEGIN {if (r > 0) printf "%.1f", c * 1e6 / (r * s); else print "nan"}')
-  # The exporter's ticks span the warm-up too: per request over warm-up and measured interval.
-  E[publish.$1.$2]=$(per_request $((e1 - e0)) "$(awk -v r="$(kv rps "$line")" \
-    -v s="$(kv secs "$line")" -v w="$WARMUP_S" 'BEGIN {printf "%d", r * (s + w)}')")
-}
-
-# Side by side. pair_unary A B REP / pair_publish A B REP: both loads at once; records in S the
-# ratio of B's server CPU per request to A's, and in P each one's CPU per request.
-declare -A S P
-unary_load() {  # unary_load NAME OUT: the unary load of the sequential runs, in the background
+# The loads, started in the background (their pids in PAIR_PIDS, which wait_pair waits for).
+unary_load() {  # unary_load NAME OUT
   taskset -c "$LOAD_CPU" h2load -t1 -D"$duration" --warm-up-time="$WARMUP_S" -c"$UNARY_C" \
     -m"$UNARY_M" -d "$TMP/empty.body" -H 'content-type: application/grpc' -H 'te: trailers' \
     "http://127.0.0.1:${PORT[$1]}/xmtp.backend.v1.ConfigurationService/GetConfiguration" \
+    >"$2" 2>&1 &
+  PAIR_PIDS+=($!)
+}
+publish_load() {  # publish_load NAME OUT
+  taskset -c "$LOAD_CPU" "$LOADGEN" --target "127.0.0.1:${PORT[$1]}" \
+    --server-pid "${PID[$1]}" --payload "$PAYLOAD" --topics "$TOPICS" --mode publish \
+    --clients "$PUBLISH_CLIENTS" --envelopes 1 --duration "$duration" --warmup "$WARMUP_S" \
     >"$2" 2>&1 &
   PAIR_PIDS+=($!)
 }
@@ -206,48 +174,75 @@ wait_pair() {
   PAIR_PIDS=()
   return $rc
 }
+# h2load_done NAME OUT: the requests h2load completed; logs failed ones.
+h2load_done() {
+  grep -q "requests: .* 0 failed, 0 errored" "$2" || log "unary $1: failures: $(grep '^requests:' "$2")"
+  sed -n 's/^requests: [0-9]* total, [0-9]* started, \([0-9]*\) done.*/\1/p' "$2"
+}
+# publish_cpu LINE: the server's CPU per publish (microseconds) over the loadgen's measured
+# interval (--server-pid), from its RESULT line.
+publish_cpu() {
+  awk -v c="$(kv server_cpu_s "$1")" -v r="$(kv rps "$1")" -v s="$(kv secs "$1")" \
+    'BEGIN {if (r > 0) printf "%.2f", c * 1e6 / (r * s); else print "nan"}'
+}
+unary() {  # unary NAME REP
+  local out="$TMP/h2load.$1.$2" t0 t1 e0 e1 n
+  t0=$(cpu_ticks "${PID[$1]}")
+  e0=$(exporter_ticks "${PID[$1]}")
+  unary_load "$1" "$out"
+  wait_pair || log "h2load exited non-zero ($1)"
+  t1=$(cpu_ticks "${PID[$1]}")
+  e1=$(exporter_ticks "${PID[$1]}")
+  R[unary.$1.$2]=$(sed -n 's/^finished in [^,]*, \([0-9.]*\) req\/s.*/\1/p' "$out")
+  # Server CPU per request (warm-up included on both sides of the ratio): microseconds.
+  n=$(h2load_done "$1" "$out")
+  C[unary.$1.$2]=$(per_request $((t1 - t0)) "$n")
+  E[unary.$1.$2]=$(per_request $((e1 - e0)) "$n")
+}
+publish() {  # publish NAME REP
+  local out="$TMP/loadgen.$1.$2" line e0 e1
+  e0=$(exporter_ticks "${PID[$1]}")
+  publish_load "$1" "$out"
+  wait_pair || log "loadgen failed ($1): $(tail -n 2 "$out")"
+  e1=$(exporter_ticks "${PID[$1]}")
+  line=$(grep '^RESULT ' "$out" || true)
+  [[ "$(kv errors "$line")" == "0" ]] || log "publish $1: errors: $(kv error_codes "$line")"
+  R[publish.$1.$2]=$(kv rps "$line")
+  C[publish.$1.$2]=$(publish_cpu "$line")
+  # The exporter's ticks span the warm-up too: per request over warm-up and measured interval.
+  E[publish.$1.$2]=$(per_request $((e1 - e0)) "$(awk -v r="$(kv rps "$line")" \
+    -v s="$(kv secs "$line")" -v w="$WARMUP_S" 'BEGIN {printf "%d", r * (s + w)}')")
+}
+
+# Side by side. pair_unary A B REP / pair_publish A B REP: both loads at once; records in S the
+# ratio of B's server CPU per request to A's, and in P each one's CPU per request. The load
+# started first alternates with the repeat, so neither server always leads.
+declare -A S P
+pair_order() { if (($3 % 2)); then echo "$1 $2"; else echo "$2 $1"; fi; }
 pair_unary() {
-  local a=$1 b=$2 rep=$3 name n t0a t0b t1a t1b
+  local a=$1 b=$2 rep=$3 name t0a t0b t1a t1b
   t0a=$(cpu_ticks "${PID[$a]}")
   t0b=$(cpu_ticks "${PID[$b]}")
-  # The load started first alternates with the repeat, so neither server always leads.
-  if ((rep % 2)); then
-    unary_load "$a" "$TMP/pair.$a.$rep"
-    unary_load "$b" "$TMP/pair.$b.$rep"
-  else
-    unary_load "$b" "$TMP/pair.$b.$rep"
-    unary_load "$a" "$TMP/pair.$a.$rep"
-  fi
+  for name in $(pair_order "$a" "$b" "$rep"); do
+    unary_load "$name" "$TMP/pair.$name.$rep"
+  done
   wait_pair || log "side by side unary $a/$b: h2load exited non-zero"
   t1a=$(cpu_ticks "${PID[$a]}")
   t1b=$(cpu_ticks "${PID[$b]}")
-  for name in "$a" "$b"; do
-    grep -q "requests: .* 0 failed, 0 errored" "$TMP/pair.$name.$rep" ||
-      log "side by side unary $name: failures: $(grep '^requests:' "$TMP/pair.$name.$rep")"
-  done
-  n=$(sed -n 's/^requests: [0-9]* total, [0-9]* started, \([0-9]*\) done.*/\1/p' "$TMP/pair.$a.$rep")
-  P[unary.$a-$b.$a.$rep]=$(per_request $((t1a - t0a)) "$n")
-  n=$(sed -n 's/^requests: [0-9]* total, [0-9]* started, \([0-9]*\) done.*/\1/p' "$TMP/pair.$b.$rep")
-  P[unary.$a-$b.$b.$rep]=$(per_request $((t1b - t0b)) "$n")
+  P[unary.$a-$b.$a.$rep]=$(per_request $((t1a - t0a)) "$(h2load_done "$a" "$TMP/pair.$a.$rep")")
+  P[unary.$a-$b.$b.$rep]=$(per_request $((t1b - t0b)) "$(h2load_done "$b" "$TMP/pair.$b.$rep")")
   S[unary.$a-$b.$rep]=$(ratio3 "${P[unary.$a-$b.$b.$rep]}" "${P[unary.$a-$b.$a.$rep]}")
 }
 pair_publish() {
-  local a=$1 b=$2 rep=$3 name line order=("$1" "$2")
-  ((rep % 2)) || order=("$2" "$1")
-  for name in "${order[@]}"; do
-    taskset -c "$LOAD_CPU" "$LOADGEN" --target "127.0.0.1:${PORT[$name]}" \
-      --server-pid "${PID[$name]}" --payload "$PAYLOAD" --topics "$TOPICS" --mode publish \
-      --clients "$PUBLISH_CLIENTS" --envelopes 1 --duration "$duration" --warmup "$WARMUP_S" \
-      >"$TMP/pairpub.$name.$rep" 2>&1 &
-    PAIR_PIDS+=($!)
+  local a=$1 b=$2 rep=$3 name line
+  for name in $(pair_order "$a" "$b" "$rep"); do
+    publish_load "$name" "$TMP/pairpub.$name.$rep"
   done
   wait_pair || log "side by side publish $a/$b: loadgen failed"
   for name in "$a" "$b"; do
     line=$(grep '^RESULT ' "$TMP/pairpub.$name.$rep" || true)
     [[ "$(kv errors "$line")" == "0" ]] || log "side by side publish $name: errors"
-    # The loadgen reads the server's CPU over its own measured interval (--server-pid).
-    P[publish.$a-$b.$name.$rep]=$(awk -v c="$(kv server_cpu_s "$line")" -v r="$(kv rps "$line")" \
-      -v s="$(kv secs "$line")" 'BEGIN {if (r > 0) printf "%.2f", c * 1e6 / (r * s); else print "nan"}')
+    P[publish.$a-$b.$name.$rep]=$(publish_cpu "$line")
   done
   S[publish.$a-$b.$rep]=$(ratio3 "${P[publish.$a-$b.$b.$rep]}" "${P[publish.$a-$b.$a.$rep]}")
 }
