@@ -271,9 +271,13 @@ for rep in $(seq "$repeats"); do
   pair_publish off off2 "$rep"
 done
 
-med() { for rep in $(seq "$repeats"); do echo "${R[$1.$2.$rep]:-nan}"; done | median; }
-cmed() { for rep in $(seq "$repeats"); do echo "${C[$1.$2.$rep]:-nan}"; done | median; }
-emed() { for rep in $(seq "$repeats"); do echo "${E[$1.$2.$rep]:-nan}"; done | median; }
+# per_rep ARRAY KEY: ARRAY[KEY.rep] for every repeat, one per line ("nan" where missing);
+# med_of ARRAY KEY: their median.
+per_rep() {
+  local -n values=$1
+  for rep in $(seq "$repeats"); do echo "${values[$2.$rep]:-nan}"; done
+}
+med_of() { per_rep "$1" "$2" | median; }
 # pmed ARRAY CASE NAME: the median over repeats of NAME's value / off's value in the same repeat.
 pmed() {
   local -n values=$1
@@ -281,19 +285,30 @@ pmed() {
     echo "$(ratio "${values[$2.$3.$rep]:-nan}" "${values[$2.off.$rep]:-nan}")"
   done | grep -v '^-$' | median
 }
+case_label() {  # case_label CASE
+  if [[ "$1" == publish ]]; then
+    echo "publish sqlite c=$PUBLISH_CLIENTS e=1 (1 KiB)"
+  else
+    echo "unary GetConfiguration h2load c=$UNARY_C m=$UNARY_M"
+  fi
+}
+# cost_pct CASE: the side-by-side median on/off ratio as a cost, e.g. +5.5%.
+cost_pct() {
+  med_of S "$1.off-on" | awk '{if ($1 == "nan") print "-"; else printf "%+.1f%%", ($1 - 1) * 100}'
+}
 echo "== telemetry overhead (median of $repeats x ${duration} s; server on CPU $SERVER_CPU, load on CPU $LOAD_CPU)"
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) (shared: figures are noisy)"
 printf '%-44s %-4s %10s %7s %7s %10s %7s %7s %8s\n' case server "req/s" "vs off" paired \
   "cpu/req" "vs off" paired "xb-otlp"
 for c in unary publish; do
-  label="unary GetConfiguration h2load c=$UNARY_C m=$UNARY_M"
-  [[ "$c" == publish ]] && label="publish sqlite c=$PUBLISH_CLIENTS e=1 (1 KiB)"
-  off=$(med "$c" off)
-  coff=$(cmed "$c" off)
+  label=$(case_label "$c")
+  off=$(med_of R "$c.off")
+  coff=$(med_of C "$c.off")
   for name in off on r0; do
-    printf '%-44s %-4s %10s %7s %7s %8sus %7s %7s %6sus\n' "$label" "$name" "$(med "$c" "$name")" \
-      "$(ratio "$(med "$c" "$name")" "$off")" "$(pmed R "$c" "$name")" "$(cmed "$c" "$name")" \
-      "$(ratio "$(cmed "$c" "$name")" "$coff")" "$(pmed C "$c" "$name")" "$(emed "$c" "$name")"
+    printf '%-44s %-4s %10s %7s %7s %8sus %7s %7s %6sus\n' "$label" "$name" \
+      "$(med_of R "$c.$name")" "$(ratio "$(med_of R "$c.$name")" "$off")" "$(pmed R "$c" "$name")" \
+      "$(med_of C "$c.$name")" "$(ratio "$(med_of C "$c.$name")" "$coff")" "$(pmed C "$c" "$name")" \
+      "$(med_of E "$c.$name")"
   done
 done
 echo "cpu/req: server process CPU (all threads, exporter included) per completed request; paired:"
@@ -305,22 +320,17 @@ echo
 echo "== side by side ($repeats pairs each; both servers on CPU $SERVER_CPU at once, both loads on CPU $LOAD_CPU)"
 printf '%-44s %-9s %12s %12s %9s  %s\n' case pair "first cpu/req" "second" median "per pair (second / first)"
 for c in unary publish; do
-  label="unary GetConfiguration h2load c=$UNARY_C m=$UNARY_M"
-  [[ "$c" == publish ]] && label="publish sqlite c=$PUBLISH_CLIENTS e=1 (1 KiB)"
+  label=$(case_label "$c")
   for pair in off-on off-off2; do
     first=${pair%-*}
     second=${pair#*-}
     printf '%-44s %-9s %10sus %10sus %9s  %s\n' "$label" "$second/$first" \
-      "$(for rep in $(seq "$repeats"); do echo "${P[$c.$pair.$first.$rep]:-nan}"; done | median)" \
-      "$(for rep in $(seq "$repeats"); do echo "${P[$c.$pair.$second.$rep]:-nan}"; done | median)" \
-      "$(for rep in $(seq "$repeats"); do echo "${S[$c.$pair.$rep]:-nan}"; done | median)" \
-      "$(for rep in $(seq "$repeats"); do echo -n "${S[$c.$pair.$rep]:-nan} "; done)"
+      "$(med_of P "$c.$pair.$first")" "$(med_of P "$c.$pair.$second")" \
+      "$(med_of S "$c.$pair")" "$(per_rep S "$c.$pair" | tr '\n' ' ')"
   done
 done
 echo "Each pair's ratio is the second server's CPU per request over the first's, measured over the"
 echo "same seconds (server process CPU, exporter included). off2/off is two identically configured"
 echo "servers: its spread around 1.000 is the method's own. Throughput is not compared side by side:"
 echo "the scheduler shares CPU 1 per thread, and 'on' has one thread more (the exporter)."
-echo "telemetry cost (side by side, median on/off - 1): unary $(for rep in $(seq "$repeats"); do
-  echo "${S[unary.off-on.$rep]:-nan}"; done | median | awk '{if ($1 == "nan") print "-"; else printf "%+.1f%%", ($1 - 1) * 100}'), publish $(for rep in $(seq "$repeats"); do
-  echo "${S[publish.off-on.$rep]:-nan}"; done | median | awk '{if ($1 == "nan") print "-"; else printf "%+.1f%%", ($1 - 1) * 100}') (goal: at most 5%, issue 5)"
+echo "telemetry cost (side by side, median on/off - 1): unary $(cost_pct unary), publish $(cost_pct publish) (goal: at most 5%, issue 5)"
