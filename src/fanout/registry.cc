@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
+#include <functional>
 #include <iterator>
 #include <utility>
 
@@ -169,7 +170,7 @@ void Registry::Dispatch(const std::vector<RowPtr>& rows) {
 }
 
 void Registry::WakeLocked(const std::vector<SessionState*>& sessions) {
-  using Batch = std::vector<std::weak_ptr<SessionState>>;
+  using Batch = std::vector<WakeEntry>;
   std::vector<std::pair<boost::asio::any_io_executor, Batch>> batches;  // one per executor
   for (SessionState* session : sessions) {
     if (!session->ClaimWake()) {
@@ -185,15 +186,34 @@ void Registry::WakeLocked(const std::vector<SessionState*>& sessions) {
       batches.emplace_back(session->executor_, Batch());
       batch = std::prev(batches.end());
     }
-    batch->second.push_back(session->weak_from_this());
+    batch->second.push_back(WakeEntry{session->group_, session->weak_from_this()});
   }
   for (auto& [executor, batch] : batches) {
-    boost::asio::post(executor, [batch = std::move(batch)] {
-      for (const auto& weak : batch) {
-        if (auto session = weak.lock()) {
-          session->RunWake();
-        }
-      }
+    std::stable_sort(batch.begin(), batch.end(), [](const WakeEntry& a, const WakeEntry& b) {
+      return std::less<const void*>()(a.group, b.group);
+    });
+    boost::asio::post(executor, [executor, batch = std::move(batch)]() mutable {
+      RunWakeGroups(executor, std::move(batch), 0);
+    });
+  }
+}
+
+// One group (connection) at a time: its sessions queue their frames and wake their connection,
+// whose write is posted before the next group's turn. The connection then writes while its
+// streams are still in cache, and its subscribers do not wait for every other connection's
+// wake-ups (a topic with 1,000 subscribers on 10 connections: 10 writes spread over the fan-out
+// instead of all after it).
+void Registry::RunWakeGroups(const boost::asio::any_io_executor& executor,
+                             std::vector<WakeEntry> entries, size_t next) {
+  const void* group = entries[next].group;
+  for (; next < entries.size() && entries[next].group == group; ++next) {
+    if (auto session = entries[next].session.lock()) {
+      session->RunWake();
+    }
+  }
+  if (next < entries.size()) {
+    boost::asio::post(executor, [executor, entries = std::move(entries), next]() mutable {
+      RunWakeGroups(executor, std::move(entries), next);
     });
   }
 }

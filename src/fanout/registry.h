@@ -65,8 +65,10 @@ struct Ending {
 class SessionState : public std::enable_shared_from_this<SessionState> {
  public:
   explicit SessionState(std::function<void()> wake) : wake_(std::move(wake)) {}
-  SessionState(boost::asio::any_io_executor executor, std::function<void()> wake)
-      : executor_(std::move(executor)), wake_(std::move(wake)) {}
+  // `group`: the session's connection (rpc::Call::connection); a dispatch wakes the sessions of
+  // one group together, then lets that connection write before the next group's wake-ups.
+  SessionState(boost::asio::any_io_executor executor, const void* group, std::function<void()> wake)
+      : executor_(std::move(executor)), group_(group), wake_(std::move(wake)) {}
 
   // Guarded by the registry mutex.
   std::vector<LiveItem> inbox;
@@ -93,6 +95,7 @@ class SessionState : public std::enable_shared_from_this<SessionState> {
   }
 
   const boost::asio::any_io_executor executor_;
+  const void* const group_ = nullptr;
   std::function<void()> wake_;
   std::atomic<bool> wake_posted_{false};
 };
@@ -142,9 +145,16 @@ class Registry {
 
  private:
   void RemoveLocked(const RegistrationPtr& reg);
-  // Wakes `sessions` (each at most once in flight): one post per executor. Under the mutex, so a
-  // session is not closed meanwhile.
+  struct WakeEntry {
+    const void* group;
+    std::weak_ptr<SessionState> session;
+  };
+  // Wakes `sessions` (each at most once in flight): one post per executor, which wakes the first
+  // group's sessions and posts the rest. Under the mutex, so a session is not closed meanwhile.
   static void WakeLocked(const std::vector<SessionState*>& sessions);
+  // Runs the wake-ups of entries[next]'s group, then posts itself for the following groups.
+  static void RunWakeGroups(const boost::asio::any_io_executor& executor,
+                            std::vector<WakeEntry> entries, size_t next);
 
   telemetry::Metrics& metrics_;
   const size_t max_inbox_bytes_;

@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace xb::fanout {
 namespace {
@@ -164,8 +168,8 @@ TEST(RegistryWakeTest, SessionsOnOneExecutorAreWokenByOnePostPerDispatch) {
   std::vector<int> woken;
   std::vector<std::shared_ptr<SessionState>> sessions;
   for (int i = 0; i < 3; ++i) {
-    sessions.push_back(
-        std::make_shared<SessionState>(io.get_executor(), [&woken, i] { woken.push_back(i); }));
+    sessions.push_back(std::make_shared<SessionState>(io.get_executor(), nullptr,
+                                                      [&woken, i] { woken.push_back(i); }));
     ASSERT_TRUE(registry.Open(*sessions.back()));
     auto reg = std::make_shared<Registration>("A", 0, sessions.back().get());
     ASSERT_TRUE(registry.Add(*sessions.back(), {reg}));
@@ -186,6 +190,48 @@ TEST(RegistryWakeTest, SessionsOnOneExecutorAreWokenByOnePostPerDispatch) {
   io.restart();
   EXPECT_EQ(io.run(), 1u);
   EXPECT_EQ(woken, (std::vector<int>{0}));
+  for (auto& session : sessions) {
+    registry.Close(*session);
+  }
+}
+
+// verifies: STORE.md 5.5 (one group at a time: the sessions of one connection are woken
+// together, and what their wake-ups post (the connection's write) runs before the next
+// connection's wake-ups)
+TEST(RegistryWakeTest, EachConnectionsSessionsAreWokenTogetherAndItsWriteRunsBeforeTheNext) {
+  telemetry::Metrics metrics("test");
+  Registry registry(metrics);
+  registry.SetReady();
+  boost::asio::io_context io;
+  std::vector<std::string> events;
+  const char connection_a = 'a';
+  const char connection_b = 'b';
+  // Registered interleaved: a0, b0, a1, b1.
+  const std::vector<std::pair<const void*, std::string>> specs = {
+      {&connection_a, "a0"}, {&connection_b, "b0"}, {&connection_a, "a1"}, {&connection_b, "b1"}};
+  std::vector<std::shared_ptr<SessionState>> sessions;
+  for (const auto& [connection, name] : specs) {
+    const void* group = connection;
+    sessions.push_back(
+        std::make_shared<SessionState>(io.get_executor(), group, [&events, &io, name = name] {
+          events.push_back(name);
+          // Stands for the connection's write, which the wake-up's queued frame posts.
+          boost::asio::post(io, [&events] { events.push_back("write"); });
+        }));
+    ASSERT_TRUE(registry.Open(*sessions.back()));
+    auto reg = std::make_shared<Registration>("A", 0, sessions.back().get());
+    ASSERT_TRUE(registry.Add(*sessions.back(), {reg}));
+    ASSERT_TRUE(registry.TrySwitchLive(*reg));
+  }
+  registry.Dispatch({Row(1, "A")});
+  io.run();
+  ASSERT_EQ(events.size(), 8u);
+  // Each connection's two sessions are adjacent, and both of its writes come before the other
+  // connection's first wake-up.
+  const std::string first = events[0].substr(0, 1);
+  const std::string second = first == "a" ? "b" : "a";
+  EXPECT_EQ(events, (std::vector<std::string>{first + "0", first + "1", "write", "write",
+                                              second + "0", second + "1", "write", "write"}));
   for (auto& session : sessions) {
     registry.Close(*session);
   }

@@ -163,7 +163,8 @@ StreamSession::StreamSession(std::shared_ptr<rpc::Call> call, StreamDeps deps, S
       kind_(kind),
       last_frame_at_(Clock::now()) {
   // The registry runs the wake-up on the call's executor, and not once this session is gone.
-  state_ = std::make_shared<SessionState>(call_->executor(), [this] { OnWake(); });
+  state_ =
+      std::make_shared<SessionState>(call_->executor(), call_->connection(), [this] { OnWake(); });
 }
 
 StreamSession::~StreamSession() {

@@ -28,6 +28,9 @@ struct RequestHead {
   std::string method;
   std::string path;
   std::vector<Header> headers;  // regular headers only, names lower case
+  // The connection the request came on: an identity only, never dereferenced. Work for many
+  // exchanges can be grouped by it (fanout wakes one connection's streams together).
+  const void* connection = nullptr;
 
   // First value of the header `name` (lower case), or nullptr.
   const std::string* Find(std::string_view name) const {

@@ -47,6 +47,7 @@ struct CallOptions {
   std::string request_id;
   uint64_t max_request_bytes = 0;  // per request message (wire length)
   CallObserver* observer = nullptr;
+  const void* connection = nullptr;  // net::RequestHead::connection
 };
 
 // The dispatcher keeps its live calls on an intrusive list (no allocation per call); a call
@@ -66,6 +67,8 @@ class Call final : public net::Exchange,
   // --- Handler side ---
   const telemetry::Route& route() const { return *options_.route; }
   const std::string& request_id() const { return options_.request_id; }
+  // The connection's identity (net::RequestHead::connection); nullptr when unknown.
+  const void* connection() const { return options_.connection; }
   CallKind kind() const { return options_.kind; }
   Dialect dialect() const { return options_.dialect; }
   boost::asio::any_io_executor executor() const { return executor_; }

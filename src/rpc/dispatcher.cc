@@ -167,6 +167,7 @@ std::shared_ptr<net::Exchange> Dispatcher::Start(net::RequestHead head,
       .request_id = NewRequestId(),
       .max_request_bytes = options_.max_request_bytes,
       .observer = this,
+      .connection = head.connection,
   };
   auto call = std::make_shared<Call>(std::move(call_options), executor, std::move(wake));
   live_.push_back(*call);

@@ -243,6 +243,7 @@ asio::awaitable<void> Connection::Run(std::string initial) {
     busy_ = true;
     RequestHead head;
     head.version = HttpVersion::kHttp1;
+    head.connection = this;
     const auto& req = parser.get();
     head.method = std::string(req.method_string());
     head.path = std::string(req.target());

@@ -54,6 +54,7 @@ struct Callbacks {
     auto stream = std::make_unique<Connection::Stream>();
     stream->id = frame->hd.stream_id;
     stream->head.version = HttpVersion::kHttp2;
+    stream->head.connection = c;
     c->streams_[frame->hd.stream_id] = std::move(stream);
     return 0;
   }
