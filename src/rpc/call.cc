@@ -30,12 +30,12 @@ std::string_view ContentType(Dialect dialect) {
 }  // namespace
 
 Call::Call(CallOptions options, asio::any_io_executor executor, net::Waker wake)
-    : options_(std::move(options)),
-      executor_(executor),
-      wake_(std::move(wake)),
+    : wake_(std::move(wake)),
+      options_(std::move(options)),
       started_at_(Clock::now()),
+      executor_(executor),
       decoder_(options_.max_request_bytes),
-      handler_timer_(executor) {}
+      handler_timer_(executor_) {}
 
 Call::~Call() = default;
 
