@@ -12,6 +12,17 @@ namespace asio = boost::asio;
 TcpStream::TcpStream(asio::ip::tcp::socket socket) : socket_(std::move(socket)) {
   boost::system::error_code ignored;
   socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+  // Synchronous writes (TryWrite) return at once when the socket is full; the asynchronous
+  // operations are unaffected.
+  socket_.non_blocking(true, ignored);
+}
+
+size_t TcpStream::TryWrite(asio::const_buffer buffer, boost::system::error_code& ec) {
+  const size_t n = socket_.write_some(buffer, ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) {
+    ec.clear();
+  }
+  return n;
 }
 
 asio::awaitable<size_t> TcpStream::ReadSome(asio::mutable_buffer buffer,

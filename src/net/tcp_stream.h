@@ -14,6 +14,8 @@ class TcpStream final : public ByteStream {
                                           boost::system::error_code& ec) override;
   boost::asio::awaitable<void> WriteAll(boost::asio::const_buffer buffer,
                                         boost::system::error_code& ec) override;
+  bool can_try_write() const override { return true; }
+  size_t TryWrite(boost::asio::const_buffer buffer, boost::system::error_code& ec) override;
   void Close() override;
   boost::asio::any_io_executor executor() override { return socket_.get_executor(); }
   boost::asio::ip::tcp::socket& socket() { return socket_; }

@@ -66,9 +66,12 @@ class Connection final : public ServerConnection, public std::enable_shared_from
   // The next socket write: frames nghttp2 serializes, and DATA payloads copied straight from the
   // exchanges (NGHTTP2_DATA_FLAG_NO_COPY), so response bytes are copied once before the kernel.
   ByteBuffer out_;
-  size_t out_len_ = 0;  // bytes of out_ in the next write
+  size_t out_len_ = 0;  // bytes of the next write
+  // Where the next write is serialized: the thread's shared buffer (WriteLoop), else out_.
+  std::vector<char>* shared_out_ = nullptr;
 
   char* GrowOut(size_t n);
+  char* out_data() { return shared_out_ != nullptr ? shared_out_->data() : out_.data(); }
 };
 
 }  // namespace xb::net::http2
