@@ -4,6 +4,7 @@
 #include <boost/asio/post.hpp>
 #include <functional>
 #include <iterator>
+#include <tuple>
 #include <utility>
 
 namespace xb::fanout {
@@ -106,7 +107,7 @@ void Registry::Drain(SessionState& session, std::vector<LiveItem>* live,
   live->swap(session.inbox);
   session.inbox.clear();
   session.inbox_bytes = 0;
-  *failure = session.failure;
+  *failure = session.failure ? std::optional<Ending>(*session.failure) : std::nullopt;
 }
 
 std::vector<bool> Registry::Interested(const std::vector<store::RowHead>& rows) const {
@@ -143,10 +144,10 @@ void Registry::Dispatch(const std::vector<RowPtr>& rows) {
           }
           session->inbox_bytes += row->encoded.size();
           if (session->inbox_bytes > max_inbox_bytes_) {
-            session->failure =
+            session->failure = std::make_unique<Ending>(
                 Ending{Status(StatusCode::kResourceExhausted,
                               "the stream's output is full: the client is not reading"),
-                       telemetry::StreamEndReason::kBackpressure};
+                       telemetry::StreamEndReason::kBackpressure});
             session->inbox.clear();
           } else {
             session->inbox.push_back(LiveItem{reg, row});
@@ -170,7 +171,16 @@ void Registry::Dispatch(const std::vector<RowPtr>& rows) {
 }
 
 void Registry::WakeLocked(const std::vector<SessionState*>& sessions) {
-  using Batch = std::vector<WakeEntry>;
+  // Sorted by (group, dispatch order): each group's sessions adjacent, in the order reached.
+  struct Pending {
+    const void* group;
+    size_t order;
+    SessionState* session;
+    bool operator<(const Pending& other) const {
+      return std::tie(group, order) < std::tie(other.group, other.order);
+    }
+  };
+  using Batch = std::vector<Pending>;
   std::vector<std::pair<boost::asio::any_io_executor, Batch>> batches;  // one per executor
   for (SessionState* session : sessions) {
     if (!session->ClaimWake()) {
@@ -186,14 +196,17 @@ void Registry::WakeLocked(const std::vector<SessionState*>& sessions) {
       batches.emplace_back(session->executor_, Batch());
       batch = std::prev(batches.end());
     }
-    batch->second.push_back(WakeEntry{session->group_, session->weak_from_this()});
+    batch->second.push_back(Pending{session->group_, batch->second.size(), session});
   }
   for (auto& [executor, batch] : batches) {
-    std::stable_sort(batch.begin(), batch.end(), [](const WakeEntry& a, const WakeEntry& b) {
-      return std::less<const void*>()(a.group, b.group);
-    });
-    boost::asio::post(executor, [executor, batch = std::move(batch)]() mutable {
-      RunWakeGroups(executor, std::move(batch), 0);
+    std::sort(batch.begin(), batch.end());
+    std::vector<WakeEntry> entries;
+    entries.reserve(batch.size());
+    for (const Pending& pending : batch) {
+      entries.push_back(WakeEntry{pending.group, pending.session->weak_from_this()});
+    }
+    boost::asio::post(executor, [executor, entries = std::move(entries)]() mutable {
+      RunWakeGroups(executor, std::move(entries), 0);
     });
   }
 }
@@ -235,7 +248,7 @@ void Registry::FailAll(const Ending& ending) {
     for (SessionState* session : sessions_) {
       session->open = false;
       if (!session->failure) {
-        session->failure = ending;
+        session->failure = std::make_unique<Ending>(ending);
       }
       session->registrations.clear();
       session->inbox.clear();

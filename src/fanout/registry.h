@@ -26,21 +26,22 @@ namespace xb::fanout {
 class SessionState;
 
 // One topic on one stream (API.md 3.8).
+// What a dispatch reads for every registration of a topic comes first: one cache line.
 struct Registration {
   Registration(std::string t, int64_t cursor, SessionState* s)
-      : topic(std::move(t)), floor(cursor), session(s) {}
-
-  const std::string topic;
-  // Session executor only: rows at or below are discarded; raised when a row is queued (ARC-075).
-  int64_t floor;
-  bool active = true;     // false once removed: its pending rows are dropped (ARC-074)
-  bool in_queue = false;  // in the session's catch-up queue
+      : session(s), floor(cursor), topic(std::move(t)) {}
 
   SessionState* const session;
   // Guarded by the registry mutex: the greatest id this registration must reach before it turns
   // live (its catch-up target, raised by tailer notices), and whether it is live.
   int64_t needed = 0;
   bool live = false;
+
+  bool active = true;     // false once removed: its pending rows are dropped (ARC-074)
+  bool in_queue = false;  // in the session's catch-up queue
+  // Session executor only: rows at or below are discarded; raised when a row is queued (ARC-075).
+  int64_t floor;
+  const std::string topic;
 };
 
 using RegistrationPtr = std::shared_ptr<Registration>;
@@ -59,24 +60,35 @@ struct Ending {
 // What the registry keeps per session. Created by the session; `wake` runs once per wake-up.
 //
 // With an executor, `wake` runs on it: a dispatch hands each executor the sessions it touched
-// there in one post, however many they are (a topic with thousands of subscribers costs one
-// hand-off per worker, not one per stream). Without one (unit tests), `wake` runs inline in the
-// dispatch, under the registry's mutex.
+// there in one post per connection (group), however many streams each has (a topic with 1,000
+// subscribers on 10 connections costs 10 hand-offs, not 1,000). Without one (unit tests), `wake`
+// runs inline in the dispatch, under the registry's mutex.
+//
+// The members a dispatch touches for every session come first, in as few cache lines as possible.
 class SessionState : public std::enable_shared_from_this<SessionState> {
  public:
   explicit SessionState(std::function<void()> wake) : wake_(std::move(wake)) {}
   // `group`: the session's connection (rpc::Call::connection); a dispatch wakes the sessions of
   // one group together, then lets that connection write before the next group's wake-ups.
   SessionState(boost::asio::any_io_executor executor, const void* group, std::function<void()> wake)
-      : executor_(std::move(executor)), group_(group), wake_(std::move(wake)) {}
+      : group_(group), executor_(std::move(executor)), wake_(std::move(wake)) {}
 
   // Guarded by the registry mutex.
   std::vector<LiveItem> inbox;
   size_t inbox_bytes = 0;
-  std::optional<Ending> failure;
+  std::unique_ptr<Ending> failure;  // set once: the stream must end so
   bool open = false;
   bool touched = false;  // dispatch bookkeeping
-  std::vector<RegistrationPtr> registrations;
+
+ private:
+  friend class Registry;
+  std::atomic<bool> wake_posted_{false};
+  const void* const group_ = nullptr;
+  const boost::asio::any_io_executor executor_;
+  std::function<void()> wake_;
+
+ public:
+  std::vector<RegistrationPtr> registrations;  // guarded by the registry mutex
 
   // The session's executor calls this when its wake-up runs (before it drains): a later dispatch
   // wakes it again.
@@ -85,7 +97,6 @@ class SessionState : public std::enable_shared_from_this<SessionState> {
   void Detach() { wake_ = nullptr; }
 
  private:
-  friend class Registry;
   // True when this wake-up is the first since the last WakeDelivered (one in flight at most).
   bool ClaimWake() { return !wake_posted_.exchange(true, std::memory_order_acq_rel); }
   void RunWake() {
@@ -93,11 +104,6 @@ class SessionState : public std::enable_shared_from_this<SessionState> {
       wake_();
     }
   }
-
-  const boost::asio::any_io_executor executor_;
-  const void* const group_ = nullptr;
-  std::function<void()> wake_;
-  std::atomic<bool> wake_posted_{false};
 };
 
 class Registry {
