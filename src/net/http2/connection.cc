@@ -15,13 +15,15 @@ namespace xb::net::http2 {
 
 namespace asio = boost::asio;
 
+// What resuming and pulling a response reads comes first (one cache line): a topic's fan-out
+// touches every stream of the connection per envelope.
 struct Connection::Stream {
-  int32_t id = 0;
-  RequestHead head;
   std::shared_ptr<Exchange> exchange;
+  int32_t id = 0;
   bool response_submitted = false;
   bool response_complete = false;
   bool trailers_submitted = false;
+  RequestHead head;
   std::vector<nghttp2_nv> nv;  // points into exchange's head/trailers, kept alive by exchange
 };
 
@@ -287,9 +289,10 @@ void Connection::ResumeStream(int32_t stream_id) {
 }
 
 void Connection::SubmitPendingResponses() {
-  auto ids = std::move(to_resume_);
+  // Swapped, not moved: both vectors keep their capacity from one round to the next.
+  resuming_.swap(to_resume_);
   to_resume_.clear();
-  for (int32_t id : ids) {
+  for (int32_t id : resuming_) {
     auto it = streams_.find(id);
     if (it == streams_.end() || !it->second->exchange) {
       continue;

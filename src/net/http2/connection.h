@@ -61,6 +61,7 @@ class Connection final : public ServerConnection, public std::enable_shared_from
   bool closed_ = false;
   bool closing_ = false;  // GOAWAY sent: close once the output is flushed
   std::vector<int32_t> to_resume_;
+  std::vector<int32_t> resuming_;  // SubmitPendingResponses' scratch
   std::unordered_map<int32_t, std::unique_ptr<Stream>> streams_;
   std::vector<std::unique_ptr<Stream>> retired_;  // reset by ResetAllExchanges, freed with us
   // The next socket write: frames nghttp2 serializes, and DATA payloads copied straight from the
