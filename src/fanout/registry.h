@@ -108,6 +108,10 @@ class SessionState : public std::enable_shared_from_this<SessionState> {
 
 class Registry {
  public:
+  // A dispatch's wake-ups run one connection per turn, small connections sharing a turn up to
+  // this many sessions (see RunWakeGroups).
+  static constexpr size_t kWakesPerTurn = 64;
+
   // `max_inbox_bytes`: live rows waiting for one session to take them, at most; past it the
   // session fails RESOURCE_EXHAUSTED (it is not keeping up), so memory stays bounded even when a
   // session cannot run for a while.
@@ -158,7 +162,8 @@ class Registry {
   // Wakes `sessions` (each at most once in flight): one post per executor, which wakes the first
   // group's sessions and posts the rest. Under the mutex, so a session is not closed meanwhile.
   static void WakeLocked(const std::vector<SessionState*>& sessions);
-  // Runs the wake-ups of entries[next]'s group, then posts itself for the following groups.
+  // Runs the wake-ups of entries[next]'s group (and of the groups after it while the turn holds
+  // fewer than kWakesPerTurn sessions), then posts itself for the rest.
   static void RunWakeGroups(const boost::asio::any_io_executor& executor,
                             std::vector<WakeEntry> entries, size_t next);
 
