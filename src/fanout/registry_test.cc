@@ -4,6 +4,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -158,104 +159,97 @@ TEST(RegistryInboxTest, ASessionThatDoesNotTakeItsRowsFailsResourceExhausted) {
   registry.Close(session);
 }
 
+// Sessions on one io_context, each registered live on topic "A".
+class RegistryWakeTest : public ::testing::Test {
+ protected:
+  void SetUp() override { registry_.SetReady(); }
+  void TearDown() override {
+    for (auto& session : sessions_) {
+      registry_.Close(*session);
+    }
+  }
+
+  // A session of connection `group`, open and live on "A"; `wake` runs on io_.
+  SessionState& AddLive(const void* group, std::function<void()> wake) {
+    sessions_.push_back(std::make_shared<SessionState>(io_.get_executor(), group, std::move(wake)));
+    SessionState& session = *sessions_.back();
+    EXPECT_TRUE(registry_.Open(session));
+    auto reg = std::make_shared<Registration>("A", 0, &session);
+    EXPECT_TRUE(registry_.Add(session, {reg}));
+    EXPECT_TRUE(registry_.TrySwitchLive(*reg));
+    return session;
+  }
+
+  // A wake-up that appends `name` to events_ and posts the connection's write ('x').
+  std::function<void()> WakeThatWrites(char name) {
+    return [this, name] {
+      events_ += name;
+      boost::asio::post(io_, [this] { events_ += 'x'; });
+    };
+  }
+
+  telemetry::Metrics metrics_{"test"};
+  Registry registry_{metrics_};
+  boost::asio::io_context io_;
+  std::vector<std::shared_ptr<SessionState>> sessions_;
+  std::string events_;
+};
+
 // verifies: STORE.md 5.5 (dispatch never blocks; the sessions one dispatch touches on one
 // executor are woken by one hand-off, and a session gone meanwhile is skipped)
-TEST(RegistryWakeTest, SessionsOnOneExecutorAreWokenByOnePostPerDispatch) {
-  telemetry::Metrics metrics("test");
-  Registry registry(metrics);
-  registry.SetReady();
-  boost::asio::io_context io;
+TEST_F(RegistryWakeTest, SessionsOnOneExecutorAreWokenByOnePostPerDispatch) {
   std::vector<int> woken;
-  std::vector<std::shared_ptr<SessionState>> sessions;
   for (int i = 0; i < 3; ++i) {
-    sessions.push_back(std::make_shared<SessionState>(io.get_executor(), nullptr,
-                                                      [&woken, i] { woken.push_back(i); }));
-    ASSERT_TRUE(registry.Open(*sessions.back()));
-    auto reg = std::make_shared<Registration>("A", 0, sessions.back().get());
-    ASSERT_TRUE(registry.Add(*sessions.back(), {reg}));
-    ASSERT_TRUE(registry.TrySwitchLive(*reg));
+    AddLive(nullptr, [&woken, i] { woken.push_back(i); });
   }
-  registry.Dispatch({Row(1, "A")});
+  registry_.Dispatch({Row(1, "A")});
   EXPECT_TRUE(woken.empty());  // nothing runs on the dispatching thread
-  EXPECT_EQ(io.run(), 1u);     // one handler woke all three
+  EXPECT_EQ(io_.run(), 1u);    // one handler woke all three
   EXPECT_EQ(woken, (std::vector<int>{0, 1, 2}));
 
   // The next dispatch wakes only the sessions that took their wake-up; a detached one (its owner
   // is gone) is not called.
-  sessions[0]->WakeDelivered();
-  sessions[2]->WakeDelivered();
-  sessions[2]->Detach();
+  sessions_[0]->WakeDelivered();
+  sessions_[2]->WakeDelivered();
+  sessions_[2]->Detach();
   woken.clear();
-  registry.Dispatch({Row(2, "A")});
-  io.restart();
-  EXPECT_EQ(io.run(), 1u);
+  registry_.Dispatch({Row(2, "A")});
+  io_.restart();
+  EXPECT_EQ(io_.run(), 1u);
   EXPECT_EQ(woken, (std::vector<int>{0}));
-  for (auto& session : sessions) {
-    registry.Close(*session);
-  }
 }
 
 // verifies: STORE.md 5.5 (one connection per turn: the sessions of one connection are woken
 // together, and what their wake-ups post (the connection's write) runs before the next
 // connection's wake-ups)
-TEST(RegistryWakeTest, EachConnectionsSessionsAreWokenTogetherAndItsWriteRunsBeforeTheNext) {
-  telemetry::Metrics metrics("test");
-  Registry registry(metrics);
-  registry.SetReady();
-  boost::asio::io_context io;
-  std::string events;  // a wake-up: its connection's letter; 'x': the write it posted
+TEST_F(RegistryWakeTest, EachConnectionsSessionsAreWokenTogetherAndItsWriteRunsBeforeTheNext) {
   const char connections[2] = {'a', 'b'};
   const size_t per_connection = Registry::kWakesPerTurn;
-  std::vector<std::shared_ptr<SessionState>> sessions;
   for (size_t i = 0; i < 2 * per_connection; ++i) {
-    const char* connection = &connections[i % 2];  // registered interleaved: a, b, a, b, ...
-    sessions.push_back(
-        std::make_shared<SessionState>(io.get_executor(), connection, [&, connection] {
-          events += *connection;
-          boost::asio::post(io, [&events] { events += 'x'; });
-        }));
-    ASSERT_TRUE(registry.Open(*sessions.back()));
-    auto reg = std::make_shared<Registration>("A", 0, sessions.back().get());
-    ASSERT_TRUE(registry.Add(*sessions.back(), {reg}));
-    ASSERT_TRUE(registry.TrySwitchLive(*reg));
+    const char& connection = connections[i % 2];  // registered interleaved: a, b, a, b, ...
+    AddLive(&connection, WakeThatWrites(connection));
   }
-  registry.Dispatch({Row(1, "A")});
-  io.run();
+  registry_.Dispatch({Row(1, "A")});
+  io_.run();
   const std::string writes(per_connection, 'x');
-  EXPECT_EQ(events,
+  EXPECT_EQ(events_,
             std::string(per_connection, 'a') + writes + std::string(per_connection, 'b') + writes);
-  for (auto& session : sessions) {
-    registry.Close(*session);
-  }
 }
 
 // verifies: STORE.md 5.5 (small groups share a turn: 100 connections of one stream each are
-// woken in two hand-offs of up to Registry's 64 wake-ups, each followed by the writes it posted)
-TEST(RegistryWakeTest, ConnectionsWithOneStreamEachShareTurns) {
-  telemetry::Metrics metrics("test");
-  Registry registry(metrics);
-  registry.SetReady();
-  boost::asio::io_context io;
-  std::string events;  // 'w' a wake-up, 'x' the write it posted
+// woken in two hand-offs of up to kWakesPerTurn wake-ups, each followed by the writes it posted)
+TEST_F(RegistryWakeTest, ConnectionsWithOneStreamEachShareTurns) {
+  static_assert(Registry::kWakesPerTurn < 100);
   std::vector<char> connections(100);
-  std::vector<std::shared_ptr<SessionState>> sessions;
   for (char& connection : connections) {
-    sessions.push_back(std::make_shared<SessionState>(io.get_executor(), &connection, [&] {
-      events += 'w';
-      boost::asio::post(io, [&events] { events += 'x'; });
-    }));
-    ASSERT_TRUE(registry.Open(*sessions.back()));
-    auto reg = std::make_shared<Registration>("A", 0, sessions.back().get());
-    ASSERT_TRUE(registry.Add(*sessions.back(), {reg}));
-    ASSERT_TRUE(registry.TrySwitchLive(*reg));
+    AddLive(&connection, WakeThatWrites('w'));
   }
-  registry.Dispatch({Row(1, "A")});
-  io.run();
-  EXPECT_EQ(events, std::string(64, 'w') + std::string(64, 'x') + std::string(36, 'w') +
-                        std::string(36, 'x'));
-  for (auto& session : sessions) {
-    registry.Close(*session);
-  }
+  registry_.Dispatch({Row(1, "A")});
+  io_.run();
+  const size_t first = Registry::kWakesPerTurn;
+  const size_t second = connections.size() - first;
+  EXPECT_EQ(events_, std::string(first, 'w') + std::string(first, 'x') + std::string(second, 'w') +
+                         std::string(second, 'x'));
 }
 
 }  // namespace
