@@ -394,7 +394,8 @@ asio::awaitable<void> Connection::WriteLoop() {
   while (true) {
     SubmitPendingResponses();
     out_len_ = 0;
-    shared_out_ = stream_->can_try_write() ? &ThreadWriteBuffer() : nullptr;
+    const bool shared = stream_->can_try_write();
+    shared_out_ = shared ? &ThreadWriteBuffer() : nullptr;
     const bool sent = nghttp2_session_send(session_) == 0;
     std::string_view rest(out_data(), out_len_);
     shared_out_ = nullptr;
@@ -403,7 +404,7 @@ asio::awaitable<void> Connection::WriteLoop() {
     }
     if (!rest.empty()) {
       boost::system::error_code ec;
-      if (rest.data() != out_.data()) {
+      if (shared) {
         rest.remove_prefix(stream_->TryWrite(asio::buffer(rest.data(), rest.size()), ec));
         if (ec) {
           break;

@@ -64,8 +64,10 @@ class Connection final : public ServerConnection, public std::enable_shared_from
   std::vector<int32_t> resuming_;  // SubmitPendingResponses' scratch
   std::unordered_map<int32_t, std::unique_ptr<Stream>> streams_;
   std::vector<std::unique_ptr<Stream>> retired_;  // reset by ResetAllExchanges, freed with us
-  // The next socket write: frames nghttp2 serializes, and DATA payloads copied straight from the
+  // A socket write: frames nghttp2 serializes, and DATA payloads copied straight from the
   // exchanges (NGHTTP2_DATA_FLAG_NO_COPY), so response bytes are copied once before the kernel.
+  // Serialized into the thread's shared buffer where the stream can write at once (plain TCP);
+  // this one holds TLS writes and what the socket did not take at once.
   ByteBuffer out_;
   size_t out_len_ = 0;  // bytes of the next write
   // Where the next write is serialized: the thread's shared buffer (WriteLoop), else out_.
