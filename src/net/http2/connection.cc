@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <cstring>
@@ -420,6 +421,10 @@ asio::awaitable<void> Connection::WriteLoop() {
         if (ec) {
           break;
         }
+      } else {
+        // Written at once: yield all the same, as a write that waited would, so that a connection
+        // with a long response to send takes turns with the thread's other connections.
+        co_await asio::post(stream_->executor(), asio::use_awaitable);
       }
       continue;
     }
