@@ -38,6 +38,10 @@
 //     --rate R         subscribe-latency: publishes per second over all --clients  [0 = closed
 //     loop]
 //     --grace S        subscribe-latency: wait for deliveries after publishing     [2]
+//     --publishes-file F  subscribe-latency: also write one line per measured publish to F,
+//                      in send order: "<ms since the first> <first us> <last us>" (the
+//                      earliest and the latest delivery to any subscriber), to find which
+//                      publishes were slow and whether the time went before or in the fan-out
 //     --prefill N      deliver: envelopes published to each topic first           [10000]
 //     --settle S       idle-streams: pause before each RSS reading                 [2]
 //     --open-timeout S every stream must have started within this                 [120]
@@ -259,7 +263,8 @@ bool Verify(const Options& o) {
                "[--transport h2|grpc] [--envelopes E] [--payload B] [--topics T] [--limit L] "
                "[--duration S] [--warmup S] [--server-pid P] [--subscribers S] "
                "[--stream static|bidi] [--streams-per-channel M] [--rate R] [--grace S] "
-               "[--prefill N] [--settle S] [--open-timeout S]\n(the comment at the top of "
+               "[--publishes-file F] [--prefill N] [--settle S] [--open-timeout S]\n(the "
+               "comment at the top of "
                "bench/loadgen/loadgen.cc explains each)\n",
                why);
   std::exit(2);
@@ -348,6 +353,8 @@ Options Parse(int argc, char** argv) {
        : a == "--grace"  ? o.grace_s
        : a == "--settle" ? o.settle_s
                          : o.open_timeout_s) = num;
+    } else if (a == "--publishes-file") {
+      o.publishes_file = v;
     } else if (a == "--server-pid") {
       if (!numeric || num < 1) Usage("--server-pid wants a pid");
       o.server_pid = static_cast<long>(num);

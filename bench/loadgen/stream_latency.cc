@@ -110,6 +110,24 @@ void RunPublisher(const Options& o, const RunState& run, int p, Clock::time_poin
   }
 }
 
+// --publishes-file: one line per measured publish, in send order.
+void WritePublishes(const std::string& path,
+                    const std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>>& spread) {
+  std::vector<std::pair<uint64_t, std::pair<uint32_t, uint32_t>>> rows(spread.begin(),
+                                                                       spread.end());
+  std::sort(rows.begin(), rows.end());
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    std::fprintf(stderr, "loadgen: cannot write %s\n", path.c_str());
+    return;
+  }
+  for (const auto& [sent, fl] : rows) {
+    std::fprintf(f, "%.3f %" PRIu32 " %" PRIu32 "\n", (sent - rows.front().first) / 1e6, fl.first,
+                 fl.second);
+  }
+  std::fclose(f);
+}
+
 }  // namespace
 
 int RunLatency(const Options& o) {
@@ -180,6 +198,9 @@ int RunLatency(const Options& o) {
         it->second.second = std::max(it->second.second, fl.second);
       }
     }
+  }
+  if (!o.publishes_file.empty()) {
+    WritePublishes(o.publishes_file, spread);
   }
   std::vector<uint32_t> first, last;
   for (const auto& [sent, fl] : spread) {
