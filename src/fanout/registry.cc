@@ -4,7 +4,6 @@
 #include <boost/asio/post.hpp>
 #include <functional>
 #include <iterator>
-#include <tuple>
 #include <utility>
 
 namespace xb::fanout {
@@ -177,7 +176,11 @@ void Registry::WakeLocked(const std::vector<SessionState*>& sessions) {
     size_t order;
     SessionState* session;
     bool operator<(const Pending& other) const {
-      return std::tie(group, order) < std::tie(other.group, other.order);
+      // std::less: `<` between pointers to unrelated objects has no specified order.
+      if (group != other.group) {
+        return std::less<const void*>()(group, other.group);
+      }
+      return order < other.order;
     }
   };
   using Batch = std::vector<Pending>;
