@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/byte_buffer.h"
 #include "base/check.h"
 #include "telemetry/route.h"
 
@@ -20,12 +21,7 @@ constexpr uint32_t kLengthDelimited = 2;
 constexpr uint32_t kFixed32 = 5;
 
 constexpr size_t VarintSize(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
+  return (static_cast<size_t>(std::bit_width(v | 1)) + 6) / 7;
 }
 
 // A length-delimited field of `size` bytes with a one-byte tag (field numbers 1 to 15).
@@ -55,6 +51,15 @@ class Writer {
   void Raw(std::string_view bytes) {
     std::memcpy(at_, bytes.data(), bytes.size());
     at_ += bytes.size();
+  }
+  // A field of N bytes whose length fits one byte: a fixed-size copy the compiler inlines.
+  template <size_t N>
+  void Id(uint32_t field, const std::array<uint8_t, N>& id) {
+    static_assert(N < 0x80);
+    at_[0] = Tag(field, kLengthDelimited);
+    at_[1] = static_cast<char>(N);
+    std::memcpy(at_ + 2, id.data(), N);
+    at_ += 2 + N;
   }
   void Bytes(uint32_t field, std::string_view bytes) {
     Byte(Tag(field, kLengthDelimited));
@@ -116,7 +121,8 @@ void AppendStringAttribute(uint32_t field, std::string_view key, std::string_vie
 // attributes (Span field 9) of each route, and for each integer attribute its KeyValue key field.
 struct Constants {
   std::array<std::string, kRpcCount> route_attributes;
-  std::array<std::string, kIntAttributeCount> int_keys;  // KeyValue.key = 1, tag included
+  std::array<std::string, kIntAttributeCount> int_keys;          // KeyValue.key = 1, tag included
+  std::array<std::string, Vocabulary<Operation>::kCount> names;  // Span.name = 5, tag included
 };
 
 const Constants& SpanConstants() {
@@ -133,6 +139,11 @@ const Constants& SpanConstants() {
       std::string& bytes = c.int_keys[i];
       Writer w = Grow(&bytes, FieldSize(key.size()));
       w.Bytes(1, key);
+    }
+    for (size_t i = 0; i < c.names.size(); ++i) {
+      const std::string_view name = OperationName(static_cast<Operation>(i));
+      Writer w = Grow(&c.names[i], FieldSize(name.size()));
+      w.Bytes(5, name);
     }
     return c;
   }();
@@ -151,27 +162,26 @@ IntAttributeSizes SizesOf(const Constants& c, size_t i, int64_t value) {
 
 bool HasParent(const SpanData& span) { return !AllZero(span.parent_span_id); }
 
-std::string_view NameOf(const SpanData& span) { return OperationName(span.operation); }
+// The bytes of a span every span has: trace_id, span_id, kind, the two times and flags.
+constexpr size_t kFixedSpanBytes = (2 + 16) + (2 + 8) + 2 + 2 * 9 + (2 + 4);
 
-// The size of trace.v1.Span's own fields (without its ScopeSpans.spans tag and length).
+// The size of trace.v1.Span's own fields (without its ScopeSpans.spans tag and length). Spans
+// are encoded on the serving threads as they end, so this and WriteSpan stay branch-light: the
+// name and the route attributes are precomputed bytes, the integer attributes a bit loop.
 size_t SpanSize(const Constants& c, const SpanData& span) {
-  size_t size = FieldSize(16) + FieldSize(8);  // trace_id, span_id
+  size_t size = kFixedSpanBytes + c.names[static_cast<size_t>(span.operation)].size();
   if (!span.trace_state.empty()) {
     size += FieldSize(span.trace_state.size());
   }
   if (HasParent(span)) {
-    size += FieldSize(8);
+    size += 2 + 8;
   }
-  size += FieldSize(NameOf(span).size());
-  size += 1 + VarintSize(static_cast<uint64_t>(span.kind));
-  size += 2 * 9;  // start and end times, fixed64
   if (span.rpc) {
     size += c.route_attributes[static_cast<size_t>(*span.rpc)].size();
   }
-  for (size_t i = 0; i < kIntAttributeCount; ++i) {
-    if ((span.ints_set & (1u << i)) != 0) {
-      size += FieldSize(SizesOf(c, i, span.ints[i]).kv);
-    }
+  for (uint32_t set = span.ints_set; set != 0; set &= set - 1) {
+    const auto i = static_cast<size_t>(std::countr_zero(set));
+    size += FieldSize(SizesOf(c, i, span.ints[i]).kv);
   }
   if (!span.principal.empty()) {
     const size_t any = FieldSize(span.principal.size());
@@ -180,39 +190,38 @@ size_t SpanSize(const Constants& c, const SpanData& span) {
   if (span.error) {
     size += 4;  // status
   }
-  return size + VarintSize(kFlagsTag) + 4;  // flags, fixed32
+  return size;
 }
 
 // trace.v1.Span's fields, exactly SpanSize bytes.
 void WriteSpan(const Constants& c, const SpanData& span, Writer& w) {
-  w.Bytes(1, AsBytes(span.context.trace_id));  // trace_id
-  w.Bytes(2, AsBytes(span.context.span_id));   // span_id
+  w.Id(1, span.context.trace_id);  // trace_id
+  w.Id(2, span.context.span_id);   // span_id
   if (!span.trace_state.empty()) {
     w.Bytes(3, span.trace_state);  // trace_state
   }
   const bool has_parent = HasParent(span);
   if (has_parent) {
-    w.Bytes(4, AsBytes(span.parent_span_id));  // parent_span_id
+    w.Id(4, span.parent_span_id);  // parent_span_id
   }
-  w.Bytes(5, NameOf(span));  // name
-  w.Byte(Tag(6, kVarint));   // kind
-  w.Varint(static_cast<uint64_t>(span.kind));
+  w.Raw(c.names[static_cast<size_t>(span.operation)]);  // name
+  w.Byte(Tag(6, kVarint));                              // kind
+  w.Byte(static_cast<char>(span.kind));
   w.Fixed64(7, span.start_unix_ns);  // start_time_unix_nano
   w.Fixed64(8, span.end_unix_ns);    // end_time_unix_nano
   if (span.rpc) {                    // attributes = 9: the route table words
     w.Raw(c.route_attributes[static_cast<size_t>(*span.rpc)]);
   }
-  for (size_t i = 0; i < kIntAttributeCount; ++i) {
-    if ((span.ints_set & (1u << i)) != 0) {
-      const IntAttributeSizes sizes = SizesOf(c, i, span.ints[i]);
-      w.Byte(Tag(9, kLengthDelimited));
-      w.Varint(sizes.kv);
-      w.Raw(c.int_keys[i]);
-      w.Byte(Tag(2, kLengthDelimited));  // KeyValue.value
-      w.Varint(sizes.any);
-      w.Byte(Tag(3, kVarint));  // AnyValue.int_value
-      w.Varint(static_cast<uint64_t>(span.ints[i]));
-    }
+  for (uint32_t set = span.ints_set; set != 0; set &= set - 1) {
+    const auto i = static_cast<size_t>(std::countr_zero(set));
+    const IntAttributeSizes sizes = SizesOf(c, i, span.ints[i]);
+    w.Byte(Tag(9, kLengthDelimited));
+    w.Varint(sizes.kv);
+    w.Raw(c.int_keys[i]);
+    w.Byte(Tag(2, kLengthDelimited));  // KeyValue.value
+    w.Varint(sizes.any);
+    w.Byte(Tag(3, kVarint));  // AnyValue.int_value
+    w.Varint(static_cast<uint64_t>(span.ints[i]));
   }
   if (!span.principal.empty()) {
     const std::string_view key = "auth.principal";
@@ -341,71 +350,94 @@ void WriteLog(const LogRecordData& record, Writer& w) {
 
 }  // namespace
 
-struct OtlpEncoder::Scratch {
-  std::string resource_field;      // ResourceSpans.resource = 1 (resource.v1.Resource), whole
-  std::string scope_field;         // ScopeSpans.scope = 1 (InstrumentationScope { name = 1 })
-  std::vector<size_t> item_sizes;  // per span or record of the batch being encoded
-};
-
-OtlpEncoder::OtlpEncoder(const ResourceAttributes& resource) : scratch_(new Scratch) {
+// The longest header: two tags, two ten-byte varints and the constant fields.
+OtlpFraming::OtlpFraming(const ResourceAttributes& resource) {
   std::string attributes;
   for (const auto& [key, value] : resource) {
     AppendStringAttribute(1, key, value, &attributes);  // Resource.attributes = 1
   }
-  Writer w = Grow(&scratch_->resource_field, FieldSize(attributes.size()));
+  Writer w = Grow(&resource_field_, FieldSize(attributes.size()));
   w.Bytes(1, attributes);
-  Writer s = Grow(&scratch_->scope_field, FieldSize(FieldSize(kScopeName.size())));
+  Writer s = Grow(&scope_field_, FieldSize(FieldSize(kScopeName.size())));
   s.Byte(Tag(1, kLengthDelimited));
   s.Varint(FieldSize(kScopeName.size()));
   s.Bytes(1, kScopeName);
+  room_ = 2 * (1 + VarintSize(UINT64_MAX)) + resource_field_.size() + scope_field_.size();
 }
 
-OtlpEncoder::~OtlpEncoder() = default;
-
-// ExportTraceServiceRequest { resource_spans = 1 (ResourceSpans { resource = 1;
-// scope_spans = 2 (ScopeSpans { scope = 1; spans = 2 }) }) } and ExportLogsServiceRequest, whose
-// resource_logs, scope_logs and log_records have the same field numbers: one framing for both.
-template <typename Item, typename SizeFn, typename WriteFn>
-std::string_view OtlpEncoder::EncodeBatch(std::span<const Item> items, SizeFn size_of,
-                                          WriteFn write) {
-  // Sizes first, inside out, so that every byte is then written once, in place.
-  std::vector<size_t>& sizes = scratch_->item_sizes;
-  sizes.clear();
-  size_t scope = scratch_->scope_field.size();
-  for (const Item& item : items) {
-    sizes.push_back(size_of(item));
-    scope += FieldSize(sizes.back());
-  }
-  const size_t resource = scratch_->resource_field.size() + FieldSize(scope);
-  const size_t body_size = FieldSize(resource);
-  body_.Reserve(body_size, 0, 0);
-  Writer w(body_.data());
+std::string_view OtlpFraming::Frame(char* buffer, size_t items_size) const {
+  const size_t scope = scope_field_.size() + items_size;
+  const size_t resource = resource_field_.size() + FieldSize(scope);
+  const size_t header = 1 + VarintSize(resource) + resource_field_.size() + 1 + VarintSize(scope) +
+                        scope_field_.size();
+  XB_CHECK(header <= room_);
+  char* const begin = buffer + room_ - header;
+  Writer w(begin);
   w.Byte(Tag(1, kLengthDelimited));
   w.Varint(resource);
-  w.Raw(scratch_->resource_field);
+  w.Raw(resource_field_);
   w.Byte(Tag(2, kLengthDelimited));
   w.Varint(scope);
-  w.Raw(scratch_->scope_field);
-  for (size_t i = 0; i < items.size(); ++i) {
-    w.Byte(Tag(2, kLengthDelimited));  // ScopeSpans.spans / ScopeLogs.log_records
-    w.Varint(sizes[i]);
-    char* const start = w.at();
-    write(items[i], w);
-    XB_CHECK(static_cast<size_t>(w.at() - start) == sizes[i]);
-  }
-  XB_CHECK(w.at() == body_.data() + body_size);
-  return std::string_view(body_.data(), body_size);
+  w.Raw(scope_field_);
+  XB_CHECK(w.at() == buffer + room_);
+  return std::string_view(begin, header + items_size);
 }
 
-std::string_view OtlpEncoder::Encode(std::span<const SpanData> spans) {
+namespace {
+
+// Appends one item of `size` bytes (`write` writes exactly that many) as a ScopeSpans.spans or
+// ScopeLogs.log_records field after the `*items_size` bytes of items already in `buffer`.
+template <typename WriteFn>
+void AppendItem(const OtlpFraming& framing, size_t size, WriteFn write, ByteBuffer& buffer,
+                size_t* items_size) {
+  const size_t at = framing.room() + *items_size;
+  const size_t field = FieldSize(size);
+  buffer.Reserve(at + field, 0, *items_size == 0 ? 0 : at);  // keeps the items written so far
+  Writer w(buffer.data() + at);
+  w.Byte(Tag(2, kLengthDelimited));
+  w.Varint(size);
+  char* const start = w.at();
+  write(w);
+  XB_CHECK(static_cast<size_t>(w.at() - start) == size);
+  *items_size += field;
+}
+
+// Frames the items of `buffer` (which may not have been written to yet).
+std::string_view FrameItems(const OtlpFraming& framing, ByteBuffer& buffer, size_t items_size) {
+  const size_t end = framing.room() + items_size;
+  buffer.Reserve(end, 0, items_size == 0 ? 0 : end);
+  return framing.Frame(buffer.data(), items_size);
+}
+
+}  // namespace
+
+void EncodedSpans::Append(const SpanData& span) {
   const Constants& c = SpanConstants();
-  return EncodeBatch(
-      spans, [&c](const SpanData& span) { return SpanSize(c, span); },
-      [&c](const SpanData& span, Writer& w) { WriteSpan(c, span, w); });
+  AppendItem(
+      framing_, SpanSize(c, span), [&](Writer& w) { WriteSpan(c, span, w); }, buffer_,
+      &items_size_);
+  ++count_;
+}
+
+std::string_view EncodedSpans::Frame() { return FrameItems(framing_, buffer_, items_size_); }
+
+OtlpEncoder::OtlpEncoder(const ResourceAttributes& resource) : framing_(resource) {}
+
+std::string_view OtlpEncoder::Encode(std::span<const SpanData> spans) {
+  spans_.Clear();
+  for (const SpanData& span : spans) {
+    spans_.Append(span);
+  }
+  return spans_.Frame();
 }
 
 std::string_view OtlpEncoder::EncodeLogs(std::span<const LogRecordData> records) {
-  return EncodeBatch(records, LogSize, WriteLog);
+  size_t items_size = 0;
+  for (const LogRecordData& record : records) {
+    AppendItem(
+        framing_, LogSize(record), [&](Writer& w) { WriteLog(record, w); }, logs_, &items_size);
+  }
+  return FrameItems(framing_, logs_, items_size);
 }
 
 std::string EncodeExportTraceRequest(const ResourceAttributes& resource,

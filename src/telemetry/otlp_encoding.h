@@ -6,10 +6,9 @@
 // proto/opentelemetry/ holds the subset, which the tests decode with.
 //
 // Hand-encoded: the message is small and fixed, and telemetry/ depends only on base/ (no
-// generated code in the serving library). Pure functions; thread-safe.
+// generated code in the serving library).
 #pragma once
 
-#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,13 +28,56 @@ using ResourceAttributes = std::vector<std::pair<std::string, std::string>>;
 // The instrumentation scope name of every exported span.
 inline constexpr std::string_view kScopeName = "xmtp-backend";
 
-// The encoder the exporter thread keeps: the resource is encoded once, and its buffers keep their
-// capacity from batch to batch (a batch body is ~100 KiB; reallocating it each time costs page
-// faults). One thread at a time.
+// The framing every request body shares: ExportTraceServiceRequest { resource_spans = 1
+// (ResourceSpans { resource = 1; scope_spans = 2 (ScopeSpans { scope = 1; spans = 2 }) }) }, and
+// ExportLogsServiceRequest, whose resource_logs, scope_logs and log_records have the same field
+// numbers. The items (each with its own tag and length) are written first, room() bytes into a
+// buffer; Frame then writes the header just before them, so every byte is written once.
+class OtlpFraming {
+ public:
+  explicit OtlpFraming(const ResourceAttributes& resource);
+
+  // The bytes to leave in front of the items: the longest header Frame writes.
+  size_t room() const { return room_; }
+  // `items_size` bytes of items start at buffer + room(); returns the whole body, which ends
+  // with them.
+  std::string_view Frame(char* buffer, size_t items_size) const;
+
+ private:
+  std::string resource_field_;  // ResourceSpans.resource = 1 (resource.v1.Resource), whole
+  std::string scope_field_;     // ScopeSpans.scope = 1 (InstrumentationScope { name = 1 })
+  size_t room_;
+};
+
+// Spans encoded as they end (ScopeSpans.spans fields) after room for the framing: one request
+// body in the making. Encoding a span when it ends, while its data is still in cache, costs less
+// than queueing the SpanData and reading it back on the exporter thread. One thread at a time.
+class EncodedSpans {
+ public:
+  explicit EncodedSpans(const OtlpFraming& framing) : framing_(framing) {}
+
+  void Append(const SpanData& span);
+  size_t count() const { return count_; }
+  // Forgets the spans, keeping the buffer's capacity.
+  void Clear() {
+    count_ = 0;
+    items_size_ = 0;
+  }
+  // The request body; valid until the next Append or Clear.
+  std::string_view Frame();
+
+ private:
+  const OtlpFraming& framing_;
+  ByteBuffer buffer_;  // room, then the spans; grows without zero-filling
+  size_t items_size_ = 0;
+  size_t count_ = 0;
+};
+
+// One-off request bodies, each framed for `resource` (tests, and the exporter's log batches).
+// Reused from batch to batch, its buffers keep their capacity. One thread at a time.
 class OtlpEncoder {
  public:
   explicit OtlpEncoder(const ResourceAttributes& resource);
-  ~OtlpEncoder();
   OtlpEncoder(const OtlpEncoder&) = delete;
   OtlpEncoder& operator=(const OtlpEncoder&) = delete;
 
@@ -45,11 +87,9 @@ class OtlpEncoder {
   std::string_view EncodeLogs(std::span<const LogRecordData> records);
 
  private:
-  struct Scratch;
-  template <typename Item, typename SizeFn, typename WriteFn>
-  std::string_view EncodeBatch(std::span<const Item> items, SizeFn size_of, WriteFn write);
-  std::unique_ptr<Scratch> scratch_;
-  ByteBuffer body_;  // grows without zero-filling; written in place
+  OtlpFraming framing_;
+  EncodedSpans spans_{framing_};
+  ByteBuffer logs_;  // room, then the records
 };
 
 // One-off encodings (tests).

@@ -143,6 +143,45 @@ TEST(OtlpEncodingTest, EveryAttributeAndLengthClassDecodes) {
   EXPECT_EQ(decoded.resource_spans(0).scope_spans(0).spans_size(), 1);
 }
 
+// The exporter's batches: spans appended one at a time as they end (the buffer grows under
+// them, past the one-byte and two-byte length classes of the framing), framed, cleared and
+// refilled; an empty batch frames as a request without spans.
+TEST(OtlpEncodingTest, SpansAppendedOneByOneFrameAsOneRequest) {
+  const ResourceAttributes resource = {{"service.name", "xmtp-backend"},
+                                       {"xmtp.backend.identifier", "deploy-a"}};
+  const OtlpFraming framing(resource);
+  EncodedSpans batch(framing);
+  otlp::collector::trace::v1::ExportTraceServiceRequest decoded;
+  ASSERT_TRUE(decoded.ParseFromString(std::string(batch.Frame())));
+  ASSERT_EQ(decoded.resource_spans_size(), 1);
+  EXPECT_EQ(decoded.resource_spans(0).resource().attributes(1).value().string_value(), "deploy-a");
+  EXPECT_EQ(decoded.resource_spans(0).scope_spans(0).spans_size(), 0);
+
+  for (const size_t count : {size_t{1}, size_t{2000}, size_t{3}}) {
+    batch.Clear();
+    for (size_t i = 0; i < count; ++i) {
+      SpanData span;
+      span.operation = RequestOperation(Rpc::kGetConfiguration);
+      span.kind = SpanKind::kServer;
+      span.context.trace_id.fill(1);
+      span.context.span_id.fill(2);
+      span.start_unix_ns = i;
+      span.end_unix_ns = i + 1;
+      span.rpc = Rpc::kGetConfiguration;
+      batch.Append(span);
+    }
+    ASSERT_EQ(batch.count(), count);
+    ASSERT_TRUE(decoded.ParseFromString(std::string(batch.Frame())));
+    const auto& spans = decoded.resource_spans(0).scope_spans(0).spans();
+    ASSERT_EQ(static_cast<size_t>(spans.size()), count);
+    EXPECT_EQ(decoded.resource_spans(0).scope_spans(0).scope().name(), "xmtp-backend");
+    for (size_t i = 0; i < count; ++i) {
+      EXPECT_EQ(spans[static_cast<int>(i)].start_time_unix_nano(), i);
+    }
+    EXPECT_EQ(spans[0].name(), "xmtp.backend.v1.ConfigurationService/GetConfiguration");
+  }
+}
+
 // Log records (telemetry.otlp_logs) decode as an ExportLogsServiceRequest: the resource, time,
 // severity, body, every value kind of attribute and the trace id of a completion line.
 TEST(OtlpEncodingTest, LogRecordsDecodeAsAnExportLogsServiceRequest) {

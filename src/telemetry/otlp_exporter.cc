@@ -207,7 +207,10 @@ Result<std::unique_ptr<OtlpExporter>> OtlpExporter::Create(OtlpExporterOptions o
 }
 
 OtlpExporter::OtlpExporter(OtlpExporterOptions options, Target target, Metrics& metrics)
-    : options_(std::move(options)), target_(std::move(target)), metrics_(metrics) {}
+    : options_(std::move(options)),
+      target_(std::move(target)),
+      metrics_(metrics),
+      framing_(options_.resource) {}
 
 OtlpExporter::~OtlpExporter() { Shutdown(Clock::now()); }
 
@@ -232,30 +235,48 @@ void OtlpExporter::Shutdown(Clock::time_point deadline) {
   }
 }
 
-template <typename Item>
-void OtlpExporter::Enqueue(std::vector<Item>& queue, Item&& item, uint64_t& dropped) {
+void OtlpExporter::Submit(SpanData&& span) {
   {
     std::lock_guard lock(mu_);
-    // Items ending during or after the shutdown flush are not exported; a full queue drops.
-    if (stopping_ || queue.size() >= options_.max_queue) {
-      ++dropped;
+    // Spans ending during or after the shutdown flush are not exported; a full queue drops.
+    if (stopping_ || queued_spans_ >= options_.max_queue) {
+      ++dropped_;
       return;
     }
-    if (queue.capacity() == 0) {
-      queue.reserve(options_.max_queue);  // once, on first use: no allocation per item
+    if (filling_ == nullptr) {
+      if (spare_.empty()) {
+        filling_ = std::make_unique<EncodedSpans>(framing_);
+      } else {
+        filling_ = std::move(spare_.back());
+        spare_.pop_back();
+      }
     }
-    queue.push_back(std::move(item));
-    if (queue.size() < options_.max_batch) {
+    filling_->Append(span);
+    ++queued_spans_;
+    if (filling_->count() < options_.max_batch) {
       return;
     }
+    full_.push_back(std::move(filling_));
   }
   cv_.notify_one();
 }
 
-void OtlpExporter::Submit(SpanData&& span) { Enqueue(queue_, std::move(span), dropped_); }
-
 void OtlpExporter::SubmitLog(LogRecordData&& record) {
-  Enqueue(log_queue_, std::move(record), dropped_logs_);
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_ || log_queue_.size() >= options_.max_queue) {
+      ++dropped_logs_;
+      return;
+    }
+    if (log_queue_.capacity() == 0) {
+      log_queue_.reserve(options_.max_queue);  // once, on first use: no allocation per record
+    }
+    log_queue_.push_back(std::move(record));
+    if (log_queue_.size() < options_.max_batch) {
+      return;
+    }
+  }
+  cv_.notify_one();
 }
 
 uint64_t OtlpExporter::dropped() const {
@@ -276,70 +297,89 @@ uint64_t OtlpExporter::exported_batches() const {
 void OtlpExporter::Run() {
   // Named so operators (top -H) and bench/telemetry.sh can tell the exporter's CPU apart.
   pthread_setname_np(pthread_self(), "xb-otlp");
-  std::vector<SpanData> spans;
+  std::vector<std::unique_ptr<EncodedSpans>> batches;
   std::vector<LogRecordData> logs;
-  OtlpEncoder encoder(options_.resource);
+  OtlpEncoder encoder(options_.resource);  // log batches
   while (true) {
     Clock::time_point deadline;
     bool stopping = false;
     {
       std::unique_lock lock(mu_);
       cv_.wait_for(lock, options_.interval, [&] {
-        return stopping_ || queue_.size() >= options_.max_batch ||
-               log_queue_.size() >= options_.max_batch;
+        return stopping_ || !full_.empty() || log_queue_.size() >= options_.max_batch;
       });
       stopping = stopping_;
       deadline = deadline_;
-      if (queue_.empty() && log_queue_.empty()) {
+      batches.swap(full_);  // full_ takes the empty vector, keeping its capacity
+      // A partial batch goes when it has waited its interval (no batch filled meanwhile) or at
+      // shutdown. Sent along with full ones, it would cost a request of its own for a few spans.
+      if (filling_ != nullptr && (batches.empty() || stopping)) {
+        batches.push_back(std::move(filling_));
+      }
+      queued_spans_ = filling_ == nullptr ? 0 : filling_->count();
+      // The queue takes the previous batch's storage (cleared below, keeping capacity).
+      logs.swap(log_queue_);
+      if (batches.empty() && logs.empty()) {
         if (stopping) {
           return;
         }
         continue;
       }
-      // The queues take the previous batches' storage (Export clears, keeping capacity).
-      spans.swap(queue_);
-      logs.swap(log_queue_);
     }
     uint64_t dropped = 0;
     uint64_t dropped_logs = 0;
-    Export(
-        spans, target_.path, stopping, deadline,
-        [&encoder](std::span<const SpanData> batch) { return encoder.Encode(batch); }, dropped);
-    Export(
-        logs, target_.logs_path, stopping, deadline,
-        [&encoder](std::span<const LogRecordData> batch) { return encoder.EncodeLogs(batch); },
-        dropped_logs);
-    if (dropped + dropped_logs > 0) {
-      std::lock_guard lock(mu_);
-      dropped_ += dropped;
-      dropped_logs_ += dropped_logs;
+    for (size_t i = 0; i < batches.size(); ++i) {
+      const auto until = RequestDeadline(stopping, deadline);
+      if (!until) {
+        for (size_t j = i; j < batches.size(); ++j) {
+          dropped += batches[j]->count();
+        }
+        break;
+      }
+      Send(batches[i]->Frame(), target_.path, *until);
     }
+    for (size_t i = 0; i < logs.size(); i += options_.max_batch) {
+      const auto until = RequestDeadline(stopping, deadline);
+      if (!until) {
+        dropped_logs += logs.size() - i;
+        break;
+      }
+      const size_t n = std::min(options_.max_batch, logs.size() - i);
+      Send(encoder.EncodeLogs(std::span<const LogRecordData>(logs.data() + i, n)),
+           target_.logs_path, *until);
+    }
+    logs.clear();
+    std::lock_guard lock(mu_);
+    dropped_ += dropped;
+    dropped_logs_ += dropped_logs;
+    for (auto& batch : batches) {
+      batch->Clear();
+      spare_.push_back(std::move(batch));
+    }
+    batches.clear();
   }
 }
 
-template <typename Item, typename EncodeFn>
-void OtlpExporter::Export(std::vector<Item>& items, const std::string& path, bool stopping,
-                          Clock::time_point deadline, EncodeFn encode, uint64_t& dropped) {
-  for (size_t i = 0; i < items.size(); i += options_.max_batch) {
-    const size_t n = std::min(options_.max_batch, items.size() - i);
-    const auto now = Clock::now();
-    Clock::time_point until = now + options_.request_timeout;
-    if (stopping) {
-      until = std::min(until, deadline);
-    }
-    if (now >= until) {
-      dropped += items.size() - i;
-      break;
-    }
-    const std::string_view body = encode(std::span<const Item>(items.data() + i, n));
-    if (Post(body, path, until)) {
-      std::lock_guard lock(mu_);
-      ++exported_batches_;
-    } else {
-      metrics_.ExportFailure();  // implements: OPS-015 (a failed batch is counted)
-    }
+std::optional<Clock::time_point> OtlpExporter::RequestDeadline(bool stopping,
+                                                               Clock::time_point deadline) const {
+  const auto now = Clock::now();
+  Clock::time_point until = now + options_.request_timeout;
+  if (stopping) {
+    until = std::min(until, deadline);
   }
-  items.clear();
+  if (now >= until) {
+    return std::nullopt;
+  }
+  return until;
+}
+
+void OtlpExporter::Send(std::string_view body, const std::string& path, Clock::time_point until) {
+  if (Post(body, path, until)) {
+    std::lock_guard lock(mu_);
+    ++exported_batches_;
+  } else {
+    metrics_.ExportFailure();  // implements: OPS-015 (a failed batch is counted)
+  }
 }
 
 bool OtlpExporter::Post(std::string_view body, const std::string& path,

@@ -2,10 +2,10 @@
 // the span and counts the drop) and one background thread posts them as OTLP/HTTP protobuf
 // (otlp_encoding.h) to <endpoint>/v1/traces, with Boost.Beast over plain TCP or TLS.
 //
-// implements: OPS-015 — export never blocks serving: Submit only takes a short mutex to append to
-// a preallocated queue; a slow or unreachable collector delays only the export thread. Every
-// batch that fails (connect, TLS, write, read, timeout or a non-2xx status) increments
-// xmtp_telemetry_export_failures_total.
+// implements: OPS-015 — export never blocks serving: Submit only takes a short mutex to encode
+// the span into the batch being filled (no allocation once the batches have grown); a slow or
+// unreachable collector delays only the export thread. Every batch that fails (connect, TLS, write,
+// read, timeout or a non-2xx status) increments xmtp_telemetry_export_failures_total.
 //
 // Lifetime: Create, then Start (the thread), then Shutdown once serving has stopped (flushes what
 // is queued until its deadline, then stops the thread). The destructor shuts down with an
@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -78,33 +79,37 @@ class OtlpExporter final : public SpanSink, public LogRecordSink {
  private:
   OtlpExporter(OtlpExporterOptions options, Target target, Metrics& metrics);
   void Run();
-  // Appends `item` to `queue` (queue_ or log_queue_) under mu_, or counts it in `dropped` (a
-  // member guarded by mu_) when stopping or full; wakes the thread once a batch is ready.
-  template <typename Item>
-  void Enqueue(std::vector<Item>& queue, Item&& item, uint64_t& dropped);
+  // The end of the next request's time: its timeout, cut to the shutdown deadline when
+  // stopping; nullopt when that leaves no time.
+  std::optional<std::chrono::steady_clock::time_point> RequestDeadline(
+      bool stopping, std::chrono::steady_clock::time_point deadline) const;
+  // Posts one request body to `path` and counts it exported or failed (OPS-015).
+  void Send(std::string_view body, const std::string& path,
+            std::chrono::steady_clock::time_point until);
   // Posts one body to `path`; true when the collector answered 2xx before `deadline`.
   bool Post(std::string_view body, const std::string& path,
             std::chrono::steady_clock::time_point deadline);
-  // Encodes and posts `items` in batches of max_batch; what the deadline leaves unsent is
-  // counted in `dropped`.
-  template <typename Item, typename EncodeFn>
-  void Export(std::vector<Item>& items, const std::string& path, bool stopping,
-              std::chrono::steady_clock::time_point deadline, EncodeFn encode, uint64_t& dropped);
 
   // Const after construction.
   const OtlpExporterOptions options_;
   const Target target_;
   Metrics& metrics_;
+  const OtlpFraming framing_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<SpanData> queue_;                     // guarded by mu_; capacity max_queue
-  std::vector<LogRecordData> log_queue_;            // guarded by mu_; capacity max_queue
-  bool stopping_ = false;                           // guarded by mu_
-  std::chrono::steady_clock::time_point deadline_;  // guarded by mu_; set with stopping_
-  uint64_t dropped_ = 0;                            // guarded by mu_
-  uint64_t dropped_logs_ = 0;                       // guarded by mu_
-  uint64_t exported_batches_ = 0;                   // guarded by mu_
+  // Spans are encoded as they are submitted, into batches of at most max_batch spans: `filling_`
+  // takes them, a full one moves to `full_`. Sent batches wait in `spare_` with their capacity.
+  std::unique_ptr<EncodedSpans> filling_;             // guarded by mu_; null: none yet
+  std::vector<std::unique_ptr<EncodedSpans>> full_;   // guarded by mu_; oldest first
+  std::vector<std::unique_ptr<EncodedSpans>> spare_;  // guarded by mu_
+  size_t queued_spans_ = 0;                           // guarded by mu_; at most max_queue
+  std::vector<LogRecordData> log_queue_;              // guarded by mu_; capacity max_queue
+  bool stopping_ = false;                             // guarded by mu_
+  std::chrono::steady_clock::time_point deadline_;    // guarded by mu_; set with stopping_
+  uint64_t dropped_ = 0;                              // guarded by mu_
+  uint64_t dropped_logs_ = 0;                         // guarded by mu_
+  uint64_t exported_batches_ = 0;                     // guarded by mu_
 
   std::unique_ptr<Session> session_;  // exporter thread only
 
