@@ -144,23 +144,4 @@ TraceIdHex ToHex(const TraceIdBytes& trace_id) {
   return hex;
 }
 
-bool ShouldSample(const SpanContext& parent, const TraceIdBytes& trace_id, double ratio) {
-  if (parent.valid()) {
-    return parent.sampled();
-  }
-  if (ratio >= 1.0) {
-    return true;
-  }
-  if (!(ratio > 0.0)) {
-    return false;
-  }
-  uint64_t low = 0;
-  for (size_t i = 8; i < 16; ++i) {
-    low = low << 8 | trace_id[i];
-  }
-  // ratio < 1, so the bound is below 2^64 and converts exactly enough.
-  const auto bound = static_cast<uint64_t>(ratio * 18446744073709551616.0);
-  return low < bound;
-}
-
 }  // namespace xb::telemetry

@@ -79,6 +79,24 @@ TraceIdHex ToHex(const TraceIdBytes& trace_id);
 // The parent-based ratio sampler of CONF [telemetry] sample_ratio: a parent's decision is kept;
 // a root trace is sampled when the low 8 bytes of its trace id, as a big-endian integer, fall
 // below ratio * 2^64 (so a given trace id is sampled the same way on every instance).
-bool ShouldSample(const SpanContext& parent, const TraceIdBytes& trace_id, double ratio);
+// Inline: every span of a root trace asks, and the common ratios decide without the id.
+inline bool ShouldSample(const SpanContext& parent, const TraceIdBytes& trace_id, double ratio) {
+  if (parent.valid()) {
+    return parent.sampled();
+  }
+  if (ratio >= 1.0) {
+    return true;
+  }
+  if (!(ratio > 0.0)) {
+    return false;
+  }
+  uint64_t low = 0;
+  for (size_t i = 8; i < 16; ++i) {
+    low = low << 8 | trace_id[i];
+  }
+  // ratio < 1, so the bound is below 2^64 and converts exactly enough.
+  const auto bound = static_cast<uint64_t>(ratio * 18446744073709551616.0);
+  return low < bound;
+}
 
 }  // namespace xb::telemetry
