@@ -125,6 +125,13 @@ struct Constants {
   std::array<std::string, Vocabulary<Operation>::kCount> names;  // Span.name = 5, tag included
 };
 
+// The size of one integer attribute's KeyValue: its key field, then value = 2 holding
+// AnyValue { int_value = 3 } of a `value_size`-byte varint. Under 128 (the keys are short, checked
+// in SpanConstants), so its own length takes one byte.
+size_t IntKeyValueSize(const Constants& c, size_t i, size_t value_size) {
+  return c.int_keys[i].size() + 2 + 1 + value_size;
+}
+
 const Constants& SpanConstants() {
   static const Constants constants = [] {
     Constants c;
@@ -139,6 +146,7 @@ const Constants& SpanConstants() {
       std::string& bytes = c.int_keys[i];
       Writer w = Grow(&bytes, FieldSize(key.size()));
       w.Bytes(1, key);
+      XB_CHECK(IntKeyValueSize(c, i, VarintSize(UINT64_MAX)) < 0x80);
     }
     for (size_t i = 0; i < c.names.size(); ++i) {
       const std::string_view name = OperationName(static_cast<Operation>(i));
@@ -148,16 +156,6 @@ const Constants& SpanConstants() {
     return c;
   }();
   return constants;
-}
-
-// The sizes of one integer attribute: its AnyValue { int_value = 3 } and its KeyValue.
-struct IntAttributeSizes {
-  size_t any;
-  size_t kv;
-};
-IntAttributeSizes SizesOf(const Constants& c, size_t i, int64_t value) {
-  const size_t any = 1 + VarintSize(static_cast<uint64_t>(value));
-  return {.any = any, .kv = c.int_keys[i].size() + FieldSize(any)};
 }
 
 bool HasParent(const SpanData& span) { return !AllZero(span.parent_span_id); }
@@ -181,7 +179,7 @@ size_t SpanSize(const Constants& c, const SpanData& span) {
   }
   for (uint32_t set = span.ints_set; set != 0; set &= set - 1) {
     const auto i = static_cast<size_t>(std::countr_zero(set));
-    size += FieldSize(SizesOf(c, i, span.ints[i]).kv);
+    size += 2 + IntKeyValueSize(c, i, VarintSize(static_cast<uint64_t>(span.ints[i])));
   }
   if (!span.principal.empty()) {
     const size_t any = FieldSize(span.principal.size());
@@ -214,14 +212,15 @@ void WriteSpan(const Constants& c, const SpanData& span, Writer& w) {
   }
   for (uint32_t set = span.ints_set; set != 0; set &= set - 1) {
     const auto i = static_cast<size_t>(std::countr_zero(set));
-    const IntAttributeSizes sizes = SizesOf(c, i, span.ints[i]);
+    const auto value = static_cast<uint64_t>(span.ints[i]);
+    const size_t value_size = VarintSize(value);
     w.Byte(Tag(9, kLengthDelimited));
-    w.Varint(sizes.kv);
+    w.Byte(static_cast<char>(IntKeyValueSize(c, i, value_size)));
     w.Raw(c.int_keys[i]);
     w.Byte(Tag(2, kLengthDelimited));  // KeyValue.value
-    w.Varint(sizes.any);
+    w.Byte(static_cast<char>(1 + value_size));
     w.Byte(Tag(3, kVarint));  // AnyValue.int_value
-    w.Varint(static_cast<uint64_t>(span.ints[i]));
+    w.Varint(value);
   }
   if (!span.principal.empty()) {
     const std::string_view key = "auth.principal";
