@@ -39,9 +39,11 @@
 //     loop]
 //     --grace S        subscribe-latency: wait for deliveries after publishing     [2]
 //     --publishes-file F  subscribe-latency: also write one line per measured publish to F,
-//                      in send order: "<ms since the first> <first us> <last us>" (the
-//                      earliest and the latest delivery to any subscriber), to find which
-//                      publishes were slow and whether the time went before or in the fan-out
+//                      in send order: "<ms since the first> <first us> <last us> <sent ns>"
+//                      (the earliest and the latest delivery to any subscriber; the send time
+//                      on CLOCK_MONOTONIC, as `perf record -k CLOCK_MONOTONIC` stamps events),
+//                      to find which publishes were slow and whether the time went before or
+//                      in the fan-out
 //     --prefill N      deliver: envelopes published to each topic first           [10000]
 //     --settle S       idle-streams: pause before each RSS reading                 [2]
 //     --open-timeout S every stream must have started within this                 [120]

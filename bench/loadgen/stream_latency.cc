@@ -122,8 +122,8 @@ void WritePublishes(const std::string& path,
     return;
   }
   for (const auto& [sent, fl] : rows) {
-    std::fprintf(f, "%.3f %" PRIu32 " %" PRIu32 "\n", (sent - rows.front().first) / 1e6, fl.first,
-                 fl.second);
+    std::fprintf(f, "%.3f %" PRIu32 " %" PRIu32 " %" PRIu64 "\n", (sent - rows.front().first) / 1e6,
+                 fl.first, fl.second, sent);
   }
   std::fclose(f);
 }
