@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/thread_name.h"
+
 namespace xb::fanout {
 
 namespace {
@@ -109,6 +111,7 @@ void Tailer::RequestBoundaryAdvance() {
 // attempt; attempts at least one poll interval apart; a lock timeout keeps it pending; an error
 // ends the generation, ARC-082)
 void Tailer::RunBoundaryWorker() {
+  NameThisThread("xb-boundary");
   while (true) {
     {
       std::unique_lock lock(mu_);
@@ -145,6 +148,7 @@ void Tailer::RunBoundaryWorker() {
 }
 
 void Tailer::Run() {
+  NameThisThread("xb-tailer");
   while (true) {
     telemetry::Span bootstrap_span;
     if (options_.tracer != nullptr) {

@@ -24,6 +24,7 @@
 #include "api/stream_service.h"
 #include "auth/authenticator.h"
 #include "auth/jwks_refresher.h"
+#include "base/thread_name.h"
 #include "config/load.h"
 #include "config/socket_address.h"
 #include "fanout/fetch_permits.h"
@@ -387,6 +388,7 @@ int Run(const config::Config& config, RunOptions options) {
   for (auto& w : workers) {
     guards.push_back(asio::make_work_guard(w->io));
     w->thread = std::thread([&io = w->io, &stopped_mu, &stopped_cv, &running] {
+      NameThisThread("xb-io");
       io.run();
       std::lock_guard lock(stopped_mu);
       --running;

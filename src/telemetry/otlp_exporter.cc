@@ -1,7 +1,5 @@
 #include "telemetry/otlp_exporter.h"
 
-#include <pthread.h>
-
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
@@ -17,6 +15,8 @@
 #include <optional>
 #include <span>
 #include <utility>
+
+#include "base/thread_name.h"
 
 namespace xb::telemetry {
 
@@ -296,7 +296,7 @@ uint64_t OtlpExporter::exported_batches() const {
 
 void OtlpExporter::Run() {
   // Named so operators (top -H) and bench/telemetry.sh can tell the exporter's CPU apart.
-  pthread_setname_np(pthread_self(), "xb-otlp");
+  NameThisThread("xb-otlp");
   std::vector<std::unique_ptr<EncodedSpans>> batches;
   std::vector<LogRecordData> logs;
   OtlpEncoder encoder(options_.resource);  // log batches

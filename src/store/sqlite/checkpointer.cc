@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "base/thread_name.h"
+
 namespace xb::store::sqlite {
 
 Result<std::unique_ptr<Checkpointer>> Checkpointer::Start(const std::string& path,
@@ -43,6 +45,7 @@ int Checkpointer::OnWalCommit(void* self, sqlite3*, const char*, int wal_pages) 
 }
 
 void Checkpointer::Loop() {
+  NameThisThread("xb-sqlite-ckpt");
   while (true) {
     {
       std::unique_lock lock(mu_);

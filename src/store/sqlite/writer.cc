@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "base/completion_scope.h"
+#include "base/thread_name.h"
 
 namespace xb::store::sqlite {
 namespace {
@@ -197,6 +198,7 @@ MaybeError Writer::Enqueue(Job& entry) {
 }
 
 void Writer::Loop() {
+  NameThisThread("xb-sqlite-write");
   for (;;) {
     Job* job = nullptr;
     {
