@@ -7,7 +7,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "opentelemetry/proto/collector/logs/v1/logs_service.pb.h"
 #include "opentelemetry/proto/collector/trace/v1/trace_service.pb.h"
@@ -338,6 +341,180 @@ TEST(OtlpExporterTest, ACollectorThatNeverAnswersTimesOutEachBatch) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
   EXPECT_EQ((*exporter)->exported_batches(), 0u);
   ::close(listener);
+}
+
+}  // namespace
+}  // namespace xb::telemetry
+
+namespace xb::telemetry {
+namespace {
+
+// A collector for the exporter tests: accepts one connection at a time on 127.0.0.1, reads each
+// HTTP/1.1 POST (headers, then Content-Length bytes), answers 200, and records how many spans
+// each body held. Stops with the test.
+class CountingCollector {
+ public:
+  CountingCollector() {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    EXPECT_EQ(::listen(listener_, 4), 0);
+    socklen_t length = sizeof(address);
+    EXPECT_EQ(::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length), 0);
+    endpoint_ = "http://127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~CountingCollector() {
+    ::shutdown(listener_, SHUT_RDWR);
+    ::close(listener_);
+    {
+      std::lock_guard lock(mu_);
+      if (connection_ >= 0) {
+        ::shutdown(connection_, SHUT_RDWR);
+      }
+    }
+    thread_.join();
+  }
+
+  const std::string& endpoint() const { return endpoint_; }
+  // Spans per request received so far, in arrival order.
+  std::vector<int> requests() const {
+    std::lock_guard lock(mu_);
+    return requests_;
+  }
+  // Waits (up to 10 s) until `n` requests arrived.
+  bool WaitForRequests(size_t n) const {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (requests().size() >= n) {
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  }
+
+ private:
+  void Serve() {
+    while (true) {
+      const int fd = ::accept(listener_, nullptr, nullptr);
+      if (fd < 0) {
+        return;
+      }
+      {
+        std::lock_guard lock(mu_);
+        connection_ = fd;
+      }
+      std::string buffer;
+      char chunk[65536];
+      while (true) {
+        const size_t end = buffer.find("\r\n\r\n");
+        if (end != std::string::npos) {
+          const size_t at = buffer.find("Content-Length: ");
+          const size_t body =
+              at == std::string::npos ? 0 : std::stoul(buffer.substr(at + 16, end - at - 16));
+          if (buffer.size() >= end + 4 + body) {
+            otlp::collector::trace::v1::ExportTraceServiceRequest decoded;
+            const bool parsed = decoded.ParseFromString(buffer.substr(end + 4, body));
+            {
+              std::lock_guard lock(mu_);
+              requests_.push_back(parsed && decoded.resource_spans_size() == 1
+                                      ? decoded.resource_spans(0).scope_spans(0).spans_size()
+                                      : -1);
+            }
+            buffer.erase(0, end + 4 + body);
+            const std::string_view reply = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+            if (::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL) < 0) {
+              break;
+            }
+            continue;
+          }
+        }
+        const ssize_t n = ::recv(fd, chunk, sizeof(chunk), 0);
+        if (n <= 0) {
+          break;
+        }
+        buffer.append(chunk, static_cast<size_t>(n));
+      }
+      {
+        std::lock_guard lock(mu_);
+        connection_ = -1;
+      }
+      ::close(fd);
+    }
+  }
+
+  int listener_ = -1;
+  std::string endpoint_;
+  mutable std::mutex mu_;
+  std::vector<int> requests_;  // guarded by mu_
+  int connection_ = -1;        // guarded by mu_
+  std::thread thread_;
+};
+
+// A full batch goes at once, without the partial one being filled behind it; the partial one
+// goes after its interval; spans still queued at shutdown are flushed; a full queue drops.
+TEST(OtlpExporterTest, FullBatchesGoAtOncePartialOnesAfterTheirInterval) {
+  CountingCollector collector;
+  Metrics metrics("test");
+  auto exporter =
+      OtlpExporter::Create(OtlpExporterOptions{.endpoint = collector.endpoint(),
+                                               .resource = {{"service.name", "t"}},
+                                               .max_queue = 12,
+                                               .max_batch = 4,
+                                               .interval = std::chrono::milliseconds(1000),
+                                               .request_timeout = std::chrono::seconds(3)},
+                           metrics);
+  ASSERT_TRUE(exporter.ok());
+  (*exporter)->Start();
+  Tracer tracer(metrics, TracerOptions{.sample_ratio = 1.0, .sink = exporter->get()});
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 5; ++i) {  // one full batch of 4, then one span in the next
+    tracer.Start(Operation::kTailerPoll, {}).End();
+  }
+  // Behaviour, not speed: the margins (700 ms either side of "at once" and "after 1 s") are wide
+  // enough for a sanitizer build on a busy machine.
+  ASSERT_TRUE(collector.WaitForRequests(1));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(700));
+  ASSERT_TRUE(collector.WaitForRequests(2));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(700));
+  EXPECT_EQ(collector.requests(), (std::vector<int>{4, 1}));
+
+  // A partial batch at shutdown is flushed.
+  for (int i = 0; i < 3; ++i) {
+    tracer.Start(Operation::kTailerPoll, {}).End();
+  }
+  (*exporter)->Shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(3));
+  EXPECT_EQ(collector.requests(), (std::vector<int>{4, 1, 3}));
+  EXPECT_EQ((*exporter)->exported_batches(), 3u);
+  EXPECT_EQ((*exporter)->dropped(), 0u);
+}
+
+// verifies: OPS-015 — spans beyond max_queue that the exporter has not taken yet are dropped
+// and counted, never waited for; the ones kept are exported whole.
+TEST(OtlpExporterTest, AFullQueueDropsAndCounts) {
+  CountingCollector collector;
+  Metrics metrics("test");
+  auto exporter =
+      OtlpExporter::Create(OtlpExporterOptions{.endpoint = collector.endpoint(),
+                                               .resource = {{"service.name", "t"}},
+                                               .max_queue = 6,
+                                               .max_batch = 4,
+                                               .interval = std::chrono::seconds(60),
+                                               .request_timeout = std::chrono::seconds(3)},
+                           metrics);
+  ASSERT_TRUE(exporter.ok());
+  // Not started: nothing is taken, so the queue fills.
+  Tracer tracer(metrics, TracerOptions{.sample_ratio = 1.0, .sink = exporter->get()});
+  for (int i = 0; i < 10; ++i) {
+    tracer.Start(Operation::kTailerPoll, {}).End();
+  }
+  EXPECT_EQ((*exporter)->dropped(), 4u);
+  (*exporter)->Start();
+  (*exporter)->Shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(3));
+  EXPECT_EQ(collector.requests(), (std::vector<int>{4, 2}));
 }
 
 }  // namespace
