@@ -349,7 +349,6 @@ void WriteLog(const LogRecordData& record, Writer& w) {
 
 }  // namespace
 
-// The longest header: two tags, two ten-byte varints and the constant fields.
 OtlpFraming::OtlpFraming(const ResourceAttributes& resource) {
   std::string attributes;
   for (const auto& [key, value] : resource) {
@@ -361,6 +360,7 @@ OtlpFraming::OtlpFraming(const ResourceAttributes& resource) {
   s.Byte(Tag(1, kLengthDelimited));
   s.Varint(FieldSize(kScopeName.size()));
   s.Bytes(1, kScopeName);
+  // The longest header: two tags, two ten-byte varints and the constant fields.
   room_ = 2 * (1 + VarintSize(UINT64_MAX)) + resource_field_.size() + scope_field_.size();
 }
 
@@ -420,35 +420,31 @@ void EncodedSpans::Append(const SpanData& span) {
 
 std::string_view EncodedSpans::Frame() { return FrameItems(framing_, buffer_, items_size_); }
 
-OtlpEncoder::OtlpEncoder(const ResourceAttributes& resource) : framing_(resource) {}
-
-std::string_view OtlpEncoder::Encode(std::span<const SpanData> spans) {
-  spans_.Clear();
-  for (const SpanData& span : spans) {
-    spans_.Append(span);
-  }
-  return spans_.Frame();
-}
-
-std::string_view OtlpEncoder::EncodeLogs(std::span<const LogRecordData> records) {
+std::string_view EncodeLogs(const OtlpFraming& framing, std::span<const LogRecordData> records,
+                            ByteBuffer& buffer) {
   size_t items_size = 0;
   for (const LogRecordData& record : records) {
     AppendItem(
-        framing_, LogSize(record), [&](Writer& w) { WriteLog(record, w); }, logs_, &items_size);
+        framing, LogSize(record), [&](Writer& w) { WriteLog(record, w); }, buffer, &items_size);
   }
-  return FrameItems(framing_, logs_, items_size);
+  return FrameItems(framing, buffer, items_size);
 }
 
 std::string EncodeExportTraceRequest(const ResourceAttributes& resource,
                                      std::span<const SpanData> spans) {
-  OtlpEncoder encoder(resource);
-  return std::string(encoder.Encode(spans));
+  const OtlpFraming framing(resource);
+  EncodedSpans batch(framing);
+  for (const SpanData& span : spans) {
+    batch.Append(span);
+  }
+  return std::string(batch.Frame());
 }
 
 std::string EncodeExportLogsRequest(const ResourceAttributes& resource,
                                     std::span<const LogRecordData> records) {
-  OtlpEncoder encoder(resource);
-  return std::string(encoder.EncodeLogs(records));
+  const OtlpFraming framing(resource);
+  ByteBuffer buffer;
+  return std::string(EncodeLogs(framing, records, buffer));
 }
 
 }  // namespace xb::telemetry

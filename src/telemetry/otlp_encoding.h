@@ -73,24 +73,10 @@ class EncodedSpans {
   size_t count_ = 0;
 };
 
-// One-off request bodies, each framed for `resource` (tests, and the exporter's log batches).
-// Reused from batch to batch, its buffers keep their capacity. One thread at a time.
-class OtlpEncoder {
- public:
-  explicit OtlpEncoder(const ResourceAttributes& resource);
-  OtlpEncoder(const OtlpEncoder&) = delete;
-  OtlpEncoder& operator=(const OtlpEncoder&) = delete;
-
-  // The request body for `spans`; valid until the next Encode or EncodeLogs.
-  std::string_view Encode(std::span<const SpanData> spans);
-  // The ExportLogsServiceRequest body for `records`; valid until the next Encode or EncodeLogs.
-  std::string_view EncodeLogs(std::span<const LogRecordData> records);
-
- private:
-  OtlpFraming framing_;
-  EncodedSpans spans_{framing_};
-  ByteBuffer logs_;  // room, then the records
-};
+// The ExportLogsServiceRequest body for `records`, written into `buffer` (which keeps its
+// capacity from batch to batch); valid until `buffer` is written again.
+std::string_view EncodeLogs(const OtlpFraming& framing, std::span<const LogRecordData> records,
+                            ByteBuffer& buffer);
 
 // One-off encodings (tests).
 std::string EncodeExportTraceRequest(const ResourceAttributes& resource,

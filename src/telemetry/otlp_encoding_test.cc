@@ -116,9 +116,13 @@ TEST(OtlpEncodingTest, EveryAttributeAndLengthClassDecodes) {
   span.end_unix_ns = UINT64_MAX;
   const std::vector<SpanData> spans(600, span);  // > 16 KiB of spans in one ScopeSpans
 
-  OtlpEncoder encoder({{"service.name", std::string(200, 's')}});
+  const OtlpFraming framing(ResourceAttributes{{"service.name", std::string(200, 's')}});
+  EncodedSpans batch(framing);
+  for (const SpanData& one : spans) {
+    batch.Append(one);
+  }
   otlp::collector::trace::v1::ExportTraceServiceRequest decoded;
-  ASSERT_TRUE(decoded.ParseFromString(std::string(encoder.Encode(spans))));
+  ASSERT_TRUE(decoded.ParseFromString(std::string(batch.Frame())));
   ASSERT_EQ(decoded.resource_spans_size(), 1);
   EXPECT_EQ(decoded.resource_spans(0).resource().attributes(0).value().string_value(),
             std::string(200, 's'));
@@ -141,8 +145,10 @@ TEST(OtlpEncodingTest, EveryAttributeAndLengthClassDecodes) {
   EXPECT_EQ(attrs["auth.principal"], "operator-key");
   EXPECT_EQ(attrs["rpc.method"], "Query");
 
-  // The encoder is reused batch after batch: a smaller batch gives a body of its own.
-  ASSERT_TRUE(decoded.ParseFromString(std::string(encoder.Encode(std::span(spans.data(), 1)))));
+  // The batch is reused: after Clear, a smaller batch gives a body of its own.
+  batch.Clear();
+  batch.Append(spans[0]);
+  ASSERT_TRUE(decoded.ParseFromString(std::string(batch.Frame())));
   EXPECT_EQ(decoded.resource_spans(0).scope_spans(0).spans_size(), 1);
 }
 

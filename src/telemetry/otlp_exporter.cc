@@ -299,7 +299,7 @@ void OtlpExporter::Run() {
   NameThisThread("xb-otlp");
   std::vector<std::unique_ptr<EncodedSpans>> batches;
   std::vector<LogRecordData> logs;
-  OtlpEncoder encoder(options_.resource);  // log batches
+  ByteBuffer log_body;  // log batches are encoded here, keeping its capacity
   while (true) {
     Clock::time_point deadline;
     bool stopping = false;
@@ -345,7 +345,7 @@ void OtlpExporter::Run() {
         break;
       }
       const size_t n = std::min(options_.max_batch, logs.size() - i);
-      Send(encoder.EncodeLogs(std::span<const LogRecordData>(logs.data() + i, n)),
+      Send(EncodeLogs(framing_, std::span<const LogRecordData>(logs.data() + i, n), log_body),
            target_.logs_path, *until);
     }
     logs.clear();
