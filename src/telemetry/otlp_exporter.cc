@@ -14,9 +14,11 @@
 #include <boost/beast/ssl.hpp>
 #include <optional>
 #include <span>
+#include <type_traits>
 #include <utility>
 
 #include "base/thread_name.h"
+#include "telemetry/spliced_send.h"
 
 namespace xb::telemetry {
 
@@ -44,8 +46,10 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
 // One HTTP POST over `stream` (connected), reading the response with `buffer` (which keeps what
 // the collector sent past it, for the next exchange on the connection). Errors go to `ec`;
 // `keep_alive` tells whether the collector keeps the connection open.
+// Over plain TCP the body goes through `pipe` (spliced_send.h), and `body` must then stay as it is
+// until the exchange succeeded or the connection was aborted.
 template <typename Stream>
-asio::awaitable<unsigned> Exchange(Stream& stream, beast::flat_buffer& buffer,
+asio::awaitable<unsigned> Exchange(Stream& stream, SplicePipe& pipe, beast::flat_buffer& buffer,
                                    const std::string& host, const std::string& path,
                                    std::string_view body, boost::system::error_code& ec,
                                    bool& keep_alive) {
@@ -56,7 +60,16 @@ asio::awaitable<unsigned> Exchange(Stream& stream, beast::flat_buffer& buffer,
   request.set(http::field::user_agent, "xmtp-backend");
   request.body() = http::span_body<const char>::value_type(body.data(), body.size());
   request.prepare_payload();
-  co_await http::async_write(stream, request, asio::redirect_error(asio::use_awaitable, ec));
+  if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+    http::request_serializer<http::span_body<const char>> serializer(request);
+    co_await http::async_write_header(stream, serializer,
+                                      asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec) {
+      co_await pipe.Send(stream.socket(), body, ec);
+    }
+  } else {
+    co_await http::async_write(stream, request, asio::redirect_error(asio::use_awaitable, ec));
+  }
   if (ec) {
     co_return 0;
   }
@@ -81,14 +94,20 @@ struct OtlpExporter::Session {
   std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
   std::optional<beast::tcp_stream> plain;
   beast::flat_buffer buffer;
+  SplicePipe pipe;  // plain TCP bodies
 
   bool open() const { return tls.has_value() || plain.has_value(); }
-  void Close() {
+  // `abort`: an exchange did not end with a success, so a spliced body may still be queued; the
+  // kernel drops it (RST), and the batch's buffer may be reused.
+  void Close(bool abort = false) {
     boost::system::error_code ignored;
     if (tls) {
       beast::get_lowest_layer(*tls).socket().close(ignored);
     }
     if (plain) {
+      if (abort) {
+        Abort(plain->socket());
+      }
       plain->socket().close(ignored);
     }
     tls.reset();
@@ -408,20 +427,22 @@ bool OtlpExporter::Post(std::string_view body, const std::string& path,
           unsigned status = 0;
           if (s.tls) {
             beast::get_lowest_layer(*s.tls).expires_after(budget);
-            status = co_await Exchange(*s.tls, s.buffer, target_.host, path, body, ec, keep_alive);
+            status = co_await Exchange(*s.tls, s.pipe, s.buffer, target_.host, path, body, ec,
+                                       keep_alive);
           } else {
             s.plain->expires_after(budget);
-            status =
-                co_await Exchange(*s.plain, s.buffer, target_.host, path, body, ec, keep_alive);
+            status = co_await Exchange(*s.plain, s.pipe, s.buffer, target_.host, path, body, ec,
+                                       keep_alive);
           }
           if (!ec) {
             ok = status >= 200 && status < 300;
-            if (!keep_alive) {
-              s.Close();
+            // A collector that answered with an error may not have read the whole body.
+            if (!ok || !keep_alive) {
+              s.Close(/*abort=*/!ok);
             }
             break;
           }
-          s.Close();
+          s.Close(/*abort=*/true);
           if (!reused) {
             break;
           }
@@ -432,8 +453,12 @@ bool OtlpExporter::Post(std::string_view body, const std::string& path,
   // The resolver has no expiry of its own: run_until bounds the whole exchange.
   s.io.run_until(deadline);
   if (!done) {
-    // Out of time mid-exchange: drop the connection and the io_context with the suspended
-    // exchange in it (its frame is destroyed, never resumed).
+    // Out of time mid-exchange: drop the connection (what it still queues of the body with it)
+    // and the io_context with the suspended exchange in it (its frame is destroyed, never
+    // resumed).
+    if (session_->plain) {
+      Abort(session_->plain->socket());
+    }
     session_.reset();
   }
   return ok;
