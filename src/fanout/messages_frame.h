@@ -27,6 +27,11 @@ class MessagesFrame {
   // Adds an envelope by reference: it must stay alive until the frame is written or taken.
   void Add(std::string_view envelope);
   size_t count() const { return envelopes_.size(); }
+  // Forgets the envelopes added, keeping the list's capacity.
+  void Clear() {
+    envelopes_.clear();
+    body_bytes_ = 0;
+  }
   bool empty() const { return envelopes_.empty(); }
   // The encoded size of the response message.
   size_t size() const;

@@ -76,6 +76,23 @@ TEST(MessagesFrameTest, EmittedPiecesAreTheWrittenBytes) {
   EXPECT_TRUE(emitted.empty());
 }
 
+// A frame kept for reuse (a session's live frame) starts over after Clear: what was added before
+// is in neither its size nor its bytes.
+TEST(MessagesFrameTest, ClearForgetsWhatWasAdded) {
+  MessagesFrame frame(2);
+  const std::string a = Envelope(7, 500);
+  const std::string b = Envelope(8, 20);
+  frame.Add(a);
+  frame.Clear();
+  EXPECT_TRUE(frame.empty());
+  EXPECT_EQ(frame.SizeWith(b.size()), frame.SizeAlone(b.size()));
+  frame.Add(b);
+  v1::SubscribeStaticResponse response;
+  ASSERT_TRUE(response.ParseFromString(frame.Take()));
+  ASSERT_EQ(response.messages().envelopes_size(), 1);
+  EXPECT_EQ(response.messages().envelopes(0).meta().cursor().sequence_id(), 8u);
+}
+
 TEST(MessagesFrameTest, VarintSizes) {
   EXPECT_EQ(VarintSize(0), 1u);
   EXPECT_EQ(VarintSize(127), 1u);

@@ -161,6 +161,7 @@ StreamSession::StreamSession(std::shared_ptr<rpc::Call> call, StreamDeps deps, S
       limits_(limits),
       messages_field_(messages_field),
       kind_(kind),
+      live_frame_(messages_field),
       last_frame_at_(Clock::now()) {
   // The registry runs the wake-up on the call's executor, and not once this session is gone.
   state_ =
@@ -336,7 +337,8 @@ std::optional<Ending> StreamSession::FlushLive() {
   size_t next = 0;
   while (next < pending_live_.size() && call_->queued_messages() < kLiveQueuedFrames &&
          !call_->ended()) {
-    MessagesFrame frame(messages_field_);
+    MessagesFrame& frame = live_frame_;
+    frame.Clear();  // a frame the call refused (it ended) was never emitted
     frame_rows_.clear();
     while (next < pending_live_.size()) {
       const LiveItem& item = pending_live_[next];

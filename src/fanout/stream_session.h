@@ -143,6 +143,9 @@ class StreamSession {
   std::optional<Clock::time_point> room_wait_since_;
   std::vector<LiveItem> pending_live_;     // admitted live rows not yet cut into frames
   std::vector<const RowPtr*> frame_rows_;  // FlushLive's scratch: the rows of the frame it cuts
+  // FlushLive's frame, kept so that its envelope list keeps its capacity: a fan-out cuts one
+  // frame per stream per row, and a new list cost each of them an allocation.
+  MessagesFrame live_frame_;
   size_t pending_live_bytes_ = 0;
   Clock::time_point last_frame_at_;
 };
