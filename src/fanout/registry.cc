@@ -34,6 +34,7 @@ void Registry::RemoveLocked(const RegistrationPtr& reg) {
     by_topic_.erase(it);
   }
   metrics_.stream().topics_registered.Dec();
+  registered_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void Registry::Close(SessionState& session) {
@@ -63,6 +64,7 @@ bool Registry::Add(SessionState& session, const std::vector<RegistrationPtr>& ad
     session.registrations.push_back(reg);
   }
   metrics_.stream().topics_registered.Add(static_cast<int64_t>(added.size()));
+  registered_.fetch_add(static_cast<int64_t>(added.size()), std::memory_order_relaxed);
   return true;
 }
 
@@ -266,6 +268,7 @@ void Registry::FailAll(const Ending& ending) {
       registered += static_cast<int64_t>(regs.size());
     }
     metrics_.stream().topics_registered.Add(-registered);
+    registered_.fetch_sub(registered, std::memory_order_relaxed);
     by_topic_.clear();
     sessions.swap(sessions_);
     WakeLocked(sessions);

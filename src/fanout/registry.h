@@ -152,6 +152,9 @@ class Registry {
   void Shutdown(const Ending& ending);
 
   bool ready() const;
+  // Whether any stream has a topic registered: the store then wakes the tailer before a commit's
+  // publishers are told (Store::SetCommitListener). Lock-free; a moment stale at worst.
+  bool has_registrations() const { return registered_.load(std::memory_order_relaxed) > 0; }
 
  private:
   void RemoveLocked(const RegistrationPtr& reg);
@@ -173,6 +176,7 @@ class Registry {
   bool ready_ = false;
   bool shut_down_ = false;
   std::unordered_map<std::string, std::vector<RegistrationPtr>> by_topic_;
+  std::atomic<int64_t> registered_{0};  // registrations in by_topic_ (written under mu_)
   std::vector<SessionState*> sessions_;
 };
 

@@ -107,6 +107,25 @@ TEST_F(RegistryTest, ANoticeAloneWakesTheSessionOnce) {
 }
 
 // verifies: OPS-006 (recovery ends every stream and refuses new ones)
+// The store asks this at each commit: any registered topic makes the tailer's wake-up urgent.
+TEST_F(RegistryTest, HasRegistrationsFollowsAddsRemovesAndFailAll) {
+  registry_.SetReady();
+  ASSERT_TRUE(registry_.Open(session_));
+  EXPECT_FALSE(registry_.has_registrations());
+  auto a = std::make_shared<Registration>("A", 0, &session_);
+  auto b = std::make_shared<Registration>("B", 0, &session_);
+  ASSERT_TRUE(registry_.Add(session_, {a, b}));
+  EXPECT_TRUE(registry_.has_registrations());
+  registry_.Remove(session_, {a});
+  EXPECT_TRUE(registry_.has_registrations());
+  registry_.Remove(session_, {b});
+  EXPECT_FALSE(registry_.has_registrations());
+  ASSERT_TRUE(registry_.Add(session_, {a}));
+  registry_.FailAll(Ending{Status(StatusCode::kUnavailable, "recovery")});
+  EXPECT_FALSE(registry_.has_registrations());
+  registry_.Close(session_);
+}
+
 TEST_F(RegistryTest, FailAllEndsSessionsAndRefusesNewOnes) {
   registry_.SetReady();
   ASSERT_TRUE(registry_.Open(session_));

@@ -245,7 +245,8 @@ int Run(const config::Config& config, RunOptions options) {
                                               .max_gap_ranges = config.streams.max_gap_ranges,
                                               .commit_wake_gap = store->CommitWakeGap(),
                                               .tracer = &tracer});
-  store->SetCommitListener([&tailer](int64_t last_id) { tailer.OnCommit(last_id); });
+  store->SetCommitListener([&tailer](int64_t last_id) { tailer.OnCommit(last_id); },
+                           [&registry] { return registry.has_registrations(); });
   // The tailer and the commit listener stop before the store closes, on every return path.
   struct StopTailer {
     fanout::Tailer& tailer;

@@ -305,8 +305,14 @@ class Store {
   // Called after each commit that stored rows, with the new last id, on the committing thread
   // (the tailer's in-process wake-up, STORE.md 8; on PostgreSQL for this instance's own
   // publishes), possibly just after the publish returned. It must be quick and must not call into
-  // the store.
-  virtual void SetCommitListener(std::function<void(int64_t last_id)> listener) { (void)listener; }
+  // the store. `urgent`, where the engine orders the two (SQLite), is asked at each commit: true
+  // means the listener hears of it before the commit's publishers are told (streams are waiting
+  // for rows), false after them (nothing is waiting: the responses go first).
+  virtual void SetCommitListener(std::function<void(int64_t last_id)> listener,
+                                 std::function<bool()> urgent = nullptr) {
+    (void)listener;
+    (void)urgent;
+  }
 
   // How soon after one tailer poll began a commit may start the next. Zero where a poll is an
   // in-process read (SQLite); an engine whose poll costs a round of statements on a database

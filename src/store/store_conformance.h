@@ -85,8 +85,9 @@ class OwningStore final : public Store {
       const std::vector<CatchUpRange>& ranges, uint32_t per_range, uint64_t byte_budget) override {
     return store_->CatchUp(ranges, per_range, byte_budget);
   }
-  void SetCommitListener(std::function<void(int64_t last_id)> listener) override {
-    store_->SetCommitListener(std::move(listener));
+  void SetCommitListener(std::function<void(int64_t last_id)> listener,
+                         std::function<bool()> urgent = nullptr) override {
+    store_->SetCommitListener(std::move(listener), std::move(urgent));
   }
 
  private:

@@ -185,7 +185,8 @@ void PostgresStore::NotifyCommitted(const StoreResult<CommitPublishResult>& resu
   }
 }
 
-void PostgresStore::SetCommitListener(std::function<void(int64_t last_id)> listener) {
+void PostgresStore::SetCommitListener(std::function<void(int64_t last_id)> listener,
+                                      std::function<bool()> /*urgent*/) {
   std::lock_guard lock(listener_mu_);
   listener_ = std::move(listener);
 }

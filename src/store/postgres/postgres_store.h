@@ -100,7 +100,9 @@ class PostgresStore final : public Store {
 
   // Called after each CommitPublish that stored rows, on the publishing thread: wakes this
   // instance's tailer early (it still polls every streams.poll_interval_ms for other instances).
-  void SetCommitListener(std::function<void(int64_t last_id)> listener) override;
+  // `urgent` is not used: a commit's listener runs after its publish returned.
+  void SetCommitListener(std::function<void(int64_t last_id)> listener,
+                         std::function<bool()> urgent = nullptr) override;
   // A poll is five statements on the tailer's connection. Woken by every commit, the tailer
   // polled about 270 times a second under 2,300 publishes/s (its backend about 13% of a core);
   // 10 ms keeps the added delivery delay far inside the poll-interval latency goal.

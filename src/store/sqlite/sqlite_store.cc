@@ -278,22 +278,38 @@ bool SqliteStore::StartCommitPublish(std::shared_ptr<const CommitPublishRequest>
       });
 }
 
-void SqliteStore::SetCommitListener(std::function<void(int64_t last_id)> listener) {
+void SqliteStore::SetCommitListener(std::function<void(int64_t last_id)> listener,
+                                    std::function<bool()> urgent) {
   std::lock_guard lock(listener_mu_);
   listener_ = std::move(listener);
+  urgent_ = listener_ ? std::move(urgent) : nullptr;
 }
 
+// The tailer's wake-up comes before the publishers' responses when streams wait for rows, after
+// them when none does (Writer::SetAfterGroupCommit). Woken first with nothing to deliver, the
+// tailer's poll ran ahead of the responses on a busy core and lengthened every publish. Woken
+// after with streams open, it waited for the writer to run again once the first response had
+// preempted it on their shared core. 1,000 streams on one topic, 20 publishes/s, 11 runs each,
+// alternating: delivery p99 median 4.6 ms (3.1-15.8) after, 3.7 ms (2.9-6.4) first. 100
+// streams and 4 publishers back to back: the same deliveries/s, p50 3.5-4.1 -> 2.6-2.9 ms.
 void SqliteStore::AfterGroupCommit(bool committed) {
   const int64_t through = group_committed_through_;
   group_committed_through_ = 0;
   if (committed && through > last_committed_.load(std::memory_order_relaxed)) {
     last_committed_.store(through, std::memory_order_release);
-    notify_through_ = through;
+    bool urgent = false;
+    {
+      std::lock_guard lock(listener_mu_);
+      urgent = urgent_ && urgent_();
+    }
+    if (urgent) {
+      NotifyCommit(through);
+    } else {
+      notify_through_ = through;
+    }
   }
 }
 
-// The tailer's wake-up after the publishers' (Writer::SetAfterGroupCommit): woken first, the
-// tailer's poll ran ahead of the responses on a busy core and lengthened every publish.
 void SqliteStore::AfterGroupCompletions() {
   if (notify_through_ != 0) {
     NotifyCommit(std::exchange(notify_through_, 0));

@@ -84,11 +84,13 @@ class SqliteStore final : public Store {
   int64_t LastCommittedId() const { return last_committed_.load(std::memory_order_acquire); }
 
   // Called on the writer thread after each commit that stored rows, with the new last id (the
-  // tailer's in-process wake-up, STORE.md 8), once the group's publishers have been told (so it
-  // may run just after CommitPublish returned). It must be quick, must not block on the store
+  // tailer's in-process wake-up, STORE.md 8): before the group's publishers are told when
+  // `urgent` (asked once per commit) returns true, once they have been told otherwise (so it
+  // may run just after CommitPublish returned). Both must be quick, must not block on the store
   // and must not call SetCommitListener. After SetCommitListener returns, the previous listener
   // is never called again. Pass nullptr to remove.
-  void SetCommitListener(std::function<void(int64_t last_id)> listener) override;
+  void SetCommitListener(std::function<void(int64_t last_id)> listener,
+                         std::function<bool()> urgent = nullptr) override;
 
   // What the startup migration did, for the caller to log (unknown versions are tolerated).
   const MigrationOutcome& migrations() const { return migrations_; }
@@ -122,6 +124,7 @@ class SqliteStore final : public Store {
 
   std::mutex listener_mu_;
   std::function<void(int64_t)> listener_;  // guarded by listener_mu_
+  std::function<bool()> urgent_;           // guarded by listener_mu_
 };
 
 }  // namespace xb::store::sqlite

@@ -286,6 +286,26 @@ TEST_F(SqliteStoreTest, CommitListenerHearsEachStoringCommitInOrder) {
   EXPECT_EQ(store->LastCommittedId(), 4);
 }
 
+// With streams waiting (`urgent` true), the tailer's wake-up comes before the publishers are told:
+// the listener has heard a commit by the time CommitPublish returns. `urgent` is asked per commit.
+TEST_F(SqliteStoreTest, AnUrgentListenerHearsACommitBeforeItsPublishReturns) {
+  std::unique_ptr<SqliteStore> store = MustOpen();
+  ASSERT_NE(store, nullptr);
+  std::atomic<int64_t> heard{0};
+  std::atomic<int> asked{0};
+  store->SetCommitListener([&](int64_t last_id) { heard.store(last_id); },
+                           [&] {
+                             asked.fetch_add(1);
+                             return true;
+                           });
+  ASSERT_TRUE(IsOk(store->CommitPublish(Request({Item(GroupTopic(1), "a")}))));
+  EXPECT_EQ(heard.load(), 1);
+  ASSERT_TRUE(IsOk(store->CommitPublish(Request({Item(GroupTopic(2), "b")}))));
+  EXPECT_EQ(heard.load(), 2);
+  EXPECT_EQ(asked.load(), 2);
+  store->SetCommitListener(nullptr);
+}
+
 TEST_F(SqliteStoreTest, CommitListenerThroughTheStoreInterfaceGetsTheNewLastIdATailerThenSees) {
   // verifies: STORE.md 8 (tailer: after each commit the writer publishes the new last id; a fresh
   // snapshot sees the commit)
