@@ -297,13 +297,9 @@ void SqliteStore::AfterGroupCommit(bool committed) {
   group_committed_through_ = 0;
   if (committed && through > last_committed_.load(std::memory_order_relaxed)) {
     last_committed_.store(through, std::memory_order_release);
-    bool urgent = false;
-    {
-      std::lock_guard lock(listener_mu_);
-      urgent = urgent_ && urgent_();
-    }
-    if (urgent) {
-      NotifyCommit(through);
+    std::lock_guard lock(listener_mu_);
+    if (listener_ && urgent_ && urgent_()) {
+      listener_(through);
     } else {
       notify_through_ = through;
     }
