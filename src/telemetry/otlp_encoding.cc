@@ -418,7 +418,28 @@ void EncodedSpans::Append(const SpanData& span) {
   ++count_;
 }
 
+void EncodedSpans::AppendEncoded(std::string_view items, size_t count) {
+  const size_t at = framing_.room() + items_size_;
+  buffer_.Reserve(at + items.size(), 0, items_size_ == 0 ? 0 : at);
+  std::memcpy(buffer_.data() + at, items.data(), items.size());
+  items_size_ += items.size();
+  count_ += count;
+}
+
 std::string_view EncodedSpans::Frame() { return FrameItems(framing_, buffer_, items_size_); }
+
+SpanItemSize MeasureSpanItem(const SpanData& span) {
+  const size_t fields = SpanSize(SpanConstants(), span);
+  return SpanItemSize{.fields = fields, .bytes = FieldSize(fields)};
+}
+
+void WriteSpanItem(const SpanData& span, SpanItemSize size, char* out) {
+  Writer w(out);
+  w.Byte(Tag(2, kLengthDelimited));  // ScopeSpans.spans
+  w.Varint(size.fields);
+  WriteSpan(SpanConstants(), span, w);
+  XB_CHECK(static_cast<size_t>(w.at() - out) == size.bytes);
+}
 
 std::string_view EncodeLogs(const OtlpFraming& framing, std::span<const LogRecordData> records,
                             ByteBuffer& buffer) {

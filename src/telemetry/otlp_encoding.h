@@ -63,6 +63,8 @@ class EncodedSpans {
     count_ = 0;
     items_size_ = 0;
   }
+  // Appends `count` spans already encoded as items (StagedSpans::Items).
+  void AppendEncoded(std::string_view items, size_t count);
   // The request body; valid until the next Append or Clear.
   std::string_view Frame();
 
@@ -72,6 +74,16 @@ class EncodedSpans {
   size_t items_size_ = 0;
   size_t count_ = 0;
 };
+
+// One span as an item of ScopeSpans.spans (its tag, length and fields), as EncodedSpans holds
+// them, for a caller that keeps its own buffer (the exporter's per-thread stages): measure it,
+// then write exactly `bytes` bytes at `out`.
+struct SpanItemSize {
+  size_t fields = 0;  // trace.v1.Span's own fields
+  size_t bytes = 0;   // the whole item
+};
+SpanItemSize MeasureSpanItem(const SpanData& span);
+void WriteSpanItem(const SpanData& span, SpanItemSize size, char* out);
 
 // The ExportLogsServiceRequest body for `records`, written into `buffer` (which keeps its
 // capacity from batch to batch); valid until `buffer` is written again.

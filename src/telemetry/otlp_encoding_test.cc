@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -531,6 +532,129 @@ TEST(OtlpExporterTest, AFullQueueDropsAndCounts) {
   (*exporter)->Start();
   (*exporter)->Shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(3));
   EXPECT_EQ(collector.requests(), (std::vector<int>{4, 2}));
+}
+
+// verifies: OPS-015 — spans staged on many threads at once all reach the collector, in batches
+// no larger than max_batch, with none dropped: the stages' moves and the interval sweep (which
+// takes what threads that have stopped ending spans still hold) lose and repeat nothing.
+TEST(OtlpExporterTest, SpansStagedOnManyThreadsAllArrive) {
+  constexpr int kThreads = 4;
+  constexpr int kSpansPerThread = 5000;
+  constexpr int kBatch = 512;
+  CountingCollector collector;
+  Metrics metrics("test");
+  auto exporter =
+      OtlpExporter::Create(OtlpExporterOptions{.endpoint = collector.endpoint(),
+                                               .resource = {{"service.name", "t"}},
+                                               .max_queue = size_t{1} << 20,
+                                               .max_batch = kBatch,
+                                               .interval = std::chrono::milliseconds(50),
+                                               .request_timeout = std::chrono::seconds(10)},
+                           metrics);
+  ASSERT_TRUE(exporter.ok());
+  (*exporter)->Start();
+  Tracer tracer(metrics, TracerOptions{.sample_ratio = 1.0, .sink = exporter->get()});
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&tracer] {
+      for (int i = 0; i < kSpansPerThread; ++i) {
+        Span span = tracer.Start(Operation::kStreamFetch, {});
+        span.Set(IntAttribute::kRows, i);
+        span.End();
+      }
+    });
+  }
+  for (auto& thread : threads) {
+    thread.join();
+  }
+  // Whatever the finished threads left staged goes with the next sweep, before shutdown.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  int received = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    received = 0;
+    for (int n : collector.requests()) {
+      received += n;
+    }
+    if (received >= kThreads * kSpansPerThread) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(received, kThreads * kSpansPerThread);
+  (*exporter)->Shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(5));
+  int total = 0;
+  for (int n : collector.requests()) {
+    EXPECT_GE(n, 1);  // -1: a span did not decode whole
+    EXPECT_LE(n, kBatch);
+    total += n;
+  }
+  EXPECT_EQ(total, kThreads * kSpansPerThread);
+  EXPECT_EQ((*exporter)->dropped(), 0u);
+}
+
+// A thread that ends a few spans and then none for a while (a quiet tailer, an idle pool thread)
+// does not keep them: the exporter's sweep sends them after its interval, the thread still alive.
+TEST(OtlpExporterTest, AQuietThreadsStagedSpansGoAfterTheInterval) {
+  CountingCollector collector;
+  Metrics metrics("test");
+  auto exporter =
+      OtlpExporter::Create(OtlpExporterOptions{.endpoint = collector.endpoint(),
+                                               .resource = {{"service.name", "t"}},
+                                               .max_queue = 1000,
+                                               .max_batch = 1000,
+                                               .interval = std::chrono::milliseconds(200),
+                                               .request_timeout = std::chrono::seconds(3)},
+                           metrics);
+  ASSERT_TRUE(exporter.ok());
+  (*exporter)->Start();
+  Tracer tracer(metrics, TracerOptions{.sample_ratio = 1.0, .sink = exporter->get()});
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread quiet([&] {
+    for (int i = 0; i < 10; ++i) {
+      tracer.Start(Operation::kTailerPoll, {}).End();
+    }
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return done; });
+  });
+  EXPECT_TRUE(collector.WaitForRequests(1));
+  EXPECT_EQ(collector.requests(), (std::vector<int>{10}));
+  {
+    std::lock_guard lock(mu);
+    done = true;
+  }
+  cv.notify_all();
+  quiet.join();
+  (*exporter)->Shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(3));
+  EXPECT_EQ((*exporter)->dropped(), 0u);
+}
+
+// A span larger than a thread's stage buffer (a long API key name as auth.principal) moves the
+// stage and grows it: the spans before, the large one and the ones after all arrive whole.
+TEST(OtlpExporterTest, ASpanLargerThanTheStageArrivesWhole) {
+  CountingCollector collector;
+  Metrics metrics("test");
+  auto exporter =
+      OtlpExporter::Create(OtlpExporterOptions{.endpoint = collector.endpoint(),
+                                               .resource = {{"service.name", "t"}},
+                                               .max_queue = 100,
+                                               .max_batch = 100,
+                                               .interval = std::chrono::seconds(60),
+                                               .request_timeout = std::chrono::seconds(3)},
+                           metrics);
+  ASSERT_TRUE(exporter.ok());
+  (*exporter)->Start();
+  Tracer tracer(metrics, TracerOptions{.sample_ratio = 1.0, .sink = exporter->get()});
+  tracer.Start(Operation::kTailerPoll, {}).End();
+  {
+    Span large = tracer.Start(Operation::kTailerPoll, {});
+    large.SetPrincipal(std::string(OtlpExporter::kStageBytes + 1000, 'k'));
+  }
+  tracer.Start(Operation::kTailerPoll, {}).End();
+  (*exporter)->Shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(3));
+  EXPECT_EQ(collector.requests(), (std::vector<int>{3}));
+  EXPECT_EQ((*exporter)->dropped(), 0u);
 }
 
 // Bodies larger than the splice pipe go in several rounds (spliced_send.h), and a batch's buffer

@@ -1,5 +1,6 @@
 #include "telemetry/otlp_exporter.h"
 
+#include <array>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
@@ -225,11 +226,46 @@ Result<std::unique_ptr<OtlpExporter>> OtlpExporter::Create(OtlpExporterOptions o
       new OtlpExporter(std::move(options), std::move(target).value(), metrics));
 }
 
+// One thread's staged spans: encoded items in a buffer that stays in that thread's cache.
+//
+// The owning thread appends without a lock: it writes a span's bytes and its end past what it
+// has committed, then publishes the new count with a release store (no locked instruction on the
+// serving path). The exporter's sweep, under mu_, reads only committed spans, from `swept` on,
+// and records how far it took them. Only the owner resets the stage or reallocates its buffer,
+// and only under mu_, so the sweep never reads a buffer that moves or bytes that are rewritten.
+struct OtlpExporter::Stage {
+  explicit Stage(std::thread::id owner) : thread(owner) {}
+
+  const std::thread::id thread;
+  ByteBuffer buffer;                       // owner writes; reallocated only under mu_
+  size_t size = 0;                         // owner only: bytes written
+  size_t count = 0;                        // owner only: spans written
+  std::array<size_t, kStageSpans> ends{};  // ends[i]: the offset just past span i
+  std::atomic<size_t> committed{0};        // spans the sweep may read
+  size_t swept = 0;                        // guarded by mu_: spans [0, swept) already moved
+
+  // The bytes of spans [first, last).
+  std::string_view Items(size_t first, size_t last) const {
+    const size_t begin = first == 0 ? 0 : ends[first - 1];
+    return std::string_view(buffer.data() + begin, ends[last - 1] - begin);
+  }
+};
+
+namespace {
+
+uint64_t NextExporterId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
 OtlpExporter::OtlpExporter(OtlpExporterOptions options, Target target, Metrics& metrics)
     : options_(std::move(options)),
       target_(std::move(target)),
       metrics_(metrics),
-      framing_(options_.resource) {}
+      framing_(options_.resource),
+      id_(NextExporterId()) {}
 
 OtlpExporter::~OtlpExporter() { Shutdown(Clock::now()); }
 
@@ -241,10 +277,10 @@ void OtlpExporter::Start() {
 void OtlpExporter::Shutdown(Clock::time_point deadline) {
   {
     std::lock_guard lock(mu_);
-    if (stopping_) {
+    if (stopping_.load(std::memory_order_relaxed)) {
       deadline_ = std::min(deadline_, deadline);
     } else {
-      stopping_ = true;
+      stopping_.store(true, std::memory_order_release);
       deadline_ = deadline;
     }
   }
@@ -252,16 +288,62 @@ void OtlpExporter::Shutdown(Clock::time_point deadline) {
   if (thread_.joinable()) {
     thread_.join();
   }
+  // Spans staged after the exporter's last sweep (their Submit had begun before stopping_ was
+  // set) are not sent: they count with the others that missed the flush, as do later moves.
+  std::lock_guard lock(mu_);
+  closed_ = true;
+  for (const auto& stage : stages_) {
+    const size_t committed = stage->committed.load(std::memory_order_acquire);
+    if (committed > stage->swept) {
+      dropped_.fetch_add(committed - stage->swept, std::memory_order_relaxed);
+      stage->swept = committed;
+    }
+  }
 }
 
-void OtlpExporter::Submit(SpanData&& span) {
-  {
-    std::lock_guard lock(mu_);
-    // Spans ending during or after the shutdown flush are not exported; a full queue drops.
-    if (stopping_ || queued_spans_ >= options_.max_queue) {
-      ++dropped_;
-      return;
+OtlpExporter::Stage& OtlpExporter::ThisThreadStage() {
+  struct Cached {
+    uint64_t exporter = 0;  // ids start at 1
+    Stage* stage = nullptr;
+  };
+  thread_local Cached cached;
+  if (cached.exporter == id_) {
+    return *cached.stage;
+  }
+  const std::thread::id me = std::this_thread::get_id();
+  std::lock_guard lock(mu_);
+  Stage* stage = nullptr;
+  // A thread that moves between exporters (tests) finds the stage it had.
+  for (const auto& existing : stages_) {
+    if (existing->thread == me) {
+      stage = existing.get();
+      break;
     }
+  }
+  if (stage == nullptr) {
+    stages_.push_back(std::make_unique<Stage>(me));
+    stage = stages_.back().get();
+    stage->buffer.Reserve(kStageBytes, 0, 0);
+  }
+  cached = Cached{id_, stage};
+  return *stage;
+}
+
+bool OtlpExporter::MoveSpans(const Stage& stage, size_t first, size_t last) {
+  if (closed_) {
+    dropped_.fetch_add(last - first, std::memory_order_relaxed);
+    return false;
+  }
+  // The queue's bound holds here, where spans join a batch: the ones past it are dropped.
+  const size_t queued = queued_spans_.load(std::memory_order_relaxed);
+  const size_t room = options_.max_queue - std::min(queued, options_.max_queue);
+  if (last - first > room) {
+    dropped_.fetch_add(last - first - room, std::memory_order_relaxed);
+    last = first + room;
+  }
+  queued_spans_.store(queued + (last - first), std::memory_order_relaxed);
+  bool filled = false;
+  while (first < last) {
     if (filling_ == nullptr) {
       if (spare_.empty()) {
         filling_ = std::make_unique<EncodedSpans>(framing_);
@@ -270,20 +352,76 @@ void OtlpExporter::Submit(SpanData&& span) {
         spare_.pop_back();
       }
     }
-    filling_->Append(span);
-    ++queued_spans_;
-    if (filling_->count() < options_.max_batch) {
-      return;
+    const size_t take = std::min(last - first, options_.max_batch - filling_->count());
+    filling_->AppendEncoded(stage.Items(first, first + take), take);
+    first += take;
+    if (filling_->count() >= options_.max_batch) {
+      full_.push_back(std::move(filling_));
+      filled = true;
     }
-    full_.push_back(std::move(filling_));
   }
-  cv_.notify_one();
+  filling_count_.store(filling_ == nullptr ? 0 : filling_->count(), std::memory_order_relaxed);
+  return filled;
+}
+
+bool OtlpExporter::MoveStage(Stage& stage, size_t need) {
+  std::lock_guard lock(mu_);
+  const bool filled = stage.count > stage.swept && MoveSpans(stage, stage.swept, stage.count);
+  stage.size = 0;
+  stage.count = 0;
+  stage.swept = 0;
+  stage.committed.store(0, std::memory_order_relaxed);
+  if (need > stage.buffer.capacity()) {
+    stage.buffer.Reserve(need, 0, 0);
+  }
+  return filled;
+}
+
+void OtlpExporter::SweepStages() {
+  std::lock_guard lock(mu_);
+  for (const auto& stage : stages_) {
+    const size_t committed = stage->committed.load(std::memory_order_acquire);
+    if (committed > stage->swept) {
+      MoveSpans(*stage, stage->swept, committed);  // the exporter takes full batches next
+      stage->swept = committed;
+    }
+  }
+}
+
+void OtlpExporter::Submit(SpanData&& span) {
+  // Spans ending during or after the shutdown flush are not exported; a full queue drops (the
+  // staged spans count when they move: MoveSpans drops what is past the bound then).
+  if (stopping_.load(std::memory_order_acquire) ||
+      queued_spans_.load(std::memory_order_relaxed) >= options_.max_queue) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  Stage& stage = ThisThreadStage();
+  const SpanItemSize size = MeasureSpanItem(span);
+  bool filled = false;
+  if (stage.size + size.bytes > stage.buffer.capacity()) {
+    filled = MoveStage(stage, size.bytes);  // and makes room for a span larger than the buffer
+  }
+  WriteSpanItem(span, size, stage.buffer.data() + stage.size);
+  stage.size += size.bytes;
+  stage.ends[stage.count++] = stage.size;
+  stage.committed.store(stage.count, std::memory_order_release);
+  // A stage moves when it holds kStageSpans, or sooner when that fills the batch, so a full
+  // batch goes as soon as its last span ends (exactly so with one thread).
+  const size_t in_batch =
+      std::min(filling_count_.load(std::memory_order_relaxed), options_.max_batch);
+  if (stage.count >= std::max<size_t>(1, std::min(kStageSpans, options_.max_batch - in_batch))) {
+    filled = MoveStage(stage, 0) || filled;
+  }
+  if (filled) {
+    cv_.notify_one();
+  }
 }
 
 void OtlpExporter::SubmitLog(LogRecordData&& record) {
   {
     std::lock_guard lock(mu_);
-    if (stopping_ || log_queue_.size() >= options_.max_queue) {
+    if (stopping_.load(std::memory_order_relaxed) || log_queue_.size() >= options_.max_queue) {
       ++dropped_logs_;
       return;
     }
@@ -298,10 +436,7 @@ void OtlpExporter::SubmitLog(LogRecordData&& record) {
   cv_.notify_one();
 }
 
-uint64_t OtlpExporter::dropped() const {
-  std::lock_guard lock(mu_);
-  return dropped_;
-}
+uint64_t OtlpExporter::dropped() const { return dropped_.load(std::memory_order_relaxed); }
 
 uint64_t OtlpExporter::dropped_logs() const {
   std::lock_guard lock(mu_);
@@ -319,23 +454,38 @@ void OtlpExporter::Run() {
   std::vector<std::unique_ptr<EncodedSpans>> batches;
   std::vector<LogRecordData> logs;
   ByteBuffer log_body;  // log batches are encoded here, keeping its capacity
+  Clock::time_point next_sweep = Clock::now() + options_.interval;
   while (true) {
     Clock::time_point deadline;
     bool stopping = false;
     {
       std::unique_lock lock(mu_);
-      cv_.wait_for(lock, options_.interval, [&] {
-        return stopping_ || !full_.empty() || log_queue_.size() >= options_.max_batch;
+      cv_.wait_until(lock, next_sweep, [&] {
+        return stopping_.load(std::memory_order_relaxed) || !full_.empty() ||
+               log_queue_.size() >= options_.max_batch;
       });
-      stopping = stopping_;
+      stopping = stopping_.load(std::memory_order_relaxed);
+      // Every interval, and at shutdown, the spans the threads have staged join the batches.
+      if (stopping || Clock::now() >= next_sweep) {
+        lock.unlock();
+        SweepStages();
+        lock.lock();
+        next_sweep = Clock::now() + options_.interval;
+      }
       deadline = deadline_;
       batches.swap(full_);  // full_ takes the empty vector, keeping its capacity
       // A partial batch goes when it has waited its interval (no batch filled meanwhile) or at
       // shutdown. Sent along with full ones, it would cost a request of its own for a few spans.
       if (filling_ != nullptr && (batches.empty() || stopping)) {
         batches.push_back(std::move(filling_));
+        filling_count_.store(0, std::memory_order_relaxed);
       }
-      queued_spans_ = filling_ == nullptr ? 0 : filling_->count();
+      size_t taken = 0;
+      for (const auto& batch : batches) {
+        taken += batch->count();
+      }
+      queued_spans_.store(queued_spans_.load(std::memory_order_relaxed) - taken,
+                          std::memory_order_relaxed);  // written under mu_ only
       // The queue takes the previous batch's storage (cleared below, keeping capacity).
       logs.swap(log_queue_);
       if (batches.empty() && logs.empty()) {
@@ -368,8 +518,8 @@ void OtlpExporter::Run() {
            target_.logs_path, *until);
     }
     logs.clear();
+    dropped_.fetch_add(dropped, std::memory_order_relaxed);
     std::lock_guard lock(mu_);
-    dropped_ += dropped;
     dropped_logs_ += dropped_logs;
     for (auto& batch : batches) {
       batch->Clear();

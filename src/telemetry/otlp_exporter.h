@@ -2,10 +2,19 @@
 // the span and counts the drop) and one background thread posts them as OTLP/HTTP protobuf
 // (otlp_encoding.h) to <endpoint>/v1/traces, with Boost.Beast over plain TCP or TLS.
 //
-// implements: OPS-015 — export never blocks serving: Submit only takes a short mutex to encode
-// the span into the batch being filled (no allocation once the batches have grown); a slow or
-// unreachable collector delays only the export thread. Every batch that fails (connect, TLS, write,
-// read, timeout or a non-2xx status) increments xmtp_telemetry_export_failures_total.
+// implements: OPS-015 — export never blocks serving: Submit encodes the span into a small buffer
+// of the calling thread's own (its stage: no lock, no locked instruction), and moves a stage into
+// the batch being filled under the shared mutex once per kStageSpans spans; nothing allocates once
+// the buffers have grown. A slow or unreachable collector delays only the export thread. Every
+// batch that fails (connect, TLS, write, read, timeout or a non-2xx status) increments
+// xmtp_telemetry_export_failures_total.
+//
+// Why stages: a batch is hundreds of kilobytes, written once per 4096 spans and read by the
+// kernel and the collector in between, so writing each span straight into it missed the cache on
+// most lines, and releasing the shared mutex then waited for those writes. A stage stays in its
+// thread's cache, and a stage's spans reach the batch in one copy (docs/telemetry.md has the
+// figures). A staged span waits at most about one interval: the exporter sweeps every stage's
+// committed spans when its interval passes, and at shutdown.
 //
 // Lifetime: Create, then Start (the thread), then Shutdown once serving has stopped (flushes what
 // is queued until its deadline, then stops the thread). The destructor shuts down with an
@@ -13,6 +22,7 @@
 // thread; Start and Shutdown from one thread (the server's). Nothing suspends.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -62,11 +72,16 @@ class OtlpExporter final : public SpanSink, public LogRecordSink {
   // same connection, with the same queue bound and failure counting as spans.
   void SubmitLog(LogRecordData&& record) override;
 
+  // Spans a thread stages before moving them into a batch (fewer when the batch has less room).
+  static constexpr size_t kStageSpans = 64;
+  static constexpr size_t kStageBytes = 32 << 10;  // a stage's buffer (grows for a huge span)
+
   uint64_t dropped() const;           // spans dropped because the queue was full or at shutdown
   uint64_t dropped_logs() const;      // log records dropped likewise
   uint64_t exported_batches() const;  // batches (of spans or of records) the collector accepted
 
   struct Session;  // the exporter thread's kept connection (otlp_exporter.cc)
+  struct Stage;    // one thread's staged spans (otlp_exporter.cc)
 
   struct Target {
     bool tls = false;
@@ -79,6 +94,16 @@ class OtlpExporter final : public SpanSink, public LogRecordSink {
  private:
   OtlpExporter(OtlpExporterOptions options, Target target, Metrics& metrics);
   void Run();
+  // The calling thread's stage, made on its first span.
+  Stage& ThisThreadStage();
+  // The owner's move of its stage into batches (takes mu_), which empties the stage and grows
+  // its buffer to at least `need` bytes. True when a batch filled.
+  bool MoveStage(Stage& stage, size_t need);
+  // Every thread's committed, unmoved spans into batches (the interval sweep, the shutdown flush).
+  void SweepStages();
+  // Spans [first, last) of `stage` into batches, within the queue's bound (mu_ held). True when a
+  // batch filled.
+  bool MoveSpans(const Stage& stage, size_t first, size_t last);
   // The end of the next request's time: its timeout, cut to the shutdown deadline when
   // stopping; nullopt when that leaves no time.
   std::optional<std::chrono::steady_clock::time_point> RequestDeadline(
@@ -95,6 +120,7 @@ class OtlpExporter final : public SpanSink, public LogRecordSink {
   const Target target_;
   Metrics& metrics_;
   const OtlpFraming framing_;
+  const uint64_t id_;  // unique in the process: tells a thread's cached stage whose it is
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -103,13 +129,19 @@ class OtlpExporter final : public SpanSink, public LogRecordSink {
   std::unique_ptr<EncodedSpans> filling_;             // guarded by mu_; null: none yet
   std::vector<std::unique_ptr<EncodedSpans>> full_;   // guarded by mu_; oldest first
   std::vector<std::unique_ptr<EncodedSpans>> spare_;  // guarded by mu_
-  size_t queued_spans_ = 0;                           // guarded by mu_; at most max_queue
-  std::vector<LogRecordData> log_queue_;              // guarded by mu_; capacity max_queue
-  bool stopping_ = false;                             // guarded by mu_
-  std::chrono::steady_clock::time_point deadline_;    // guarded by mu_; set with stopping_
-  uint64_t dropped_ = 0;                              // guarded by mu_
-  uint64_t dropped_logs_ = 0;                         // guarded by mu_
-  uint64_t exported_batches_ = 0;                     // guarded by mu_
+  std::vector<std::unique_ptr<Stage>> stages_;        // guarded by mu_; one per thread, kept
+  // Spans in `filling_`, read without mu_ to size the stages (a stage fills the batch exactly).
+  std::atomic<size_t> filling_count_{0};
+  // Spans in batches not yet taken for sending: at most max_queue. Staged spans join it when they
+  // move, and the ones past the bound are dropped then.
+  std::atomic<size_t> queued_spans_{0};   // written under mu_; Submit reads it without
+  bool closed_ = false;                   // guarded by mu_: the exporter thread has finished
+  std::vector<LogRecordData> log_queue_;  // guarded by mu_; capacity max_queue
+  std::atomic<bool> stopping_{false};     // written under mu_
+  std::chrono::steady_clock::time_point deadline_;  // guarded by mu_; set with stopping_
+  std::atomic<uint64_t> dropped_{0};
+  uint64_t dropped_logs_ = 0;      // guarded by mu_
+  uint64_t exported_batches_ = 0;  // guarded by mu_
 
   std::unique_ptr<Session> session_;  // exporter thread only
 
