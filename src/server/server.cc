@@ -397,8 +397,6 @@ int Run(const config::Config& config, RunOptions options) {
     });
   }
   (*listener)->Start();
-  if (metrics_listener) {
-  }
   health.Set(true);
   if (metrics_listener) {
     auto metrics_address = config::ParseSocketAddress(config.telemetry.metrics_listen);

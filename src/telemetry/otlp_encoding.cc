@@ -4,6 +4,10 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <variant>
 #include <vector>
 
@@ -418,10 +422,46 @@ void EncodedSpans::Append(const SpanData& span) {
   ++count_;
 }
 
+namespace {
+
+// Copies `size` bytes to `to` with non-temporal stores where it can: a batch is written once and
+// then read by the kernel and the collector, never by this thread again, so bringing its lines
+// into this core's cache would only evict the serving path's own data.
+void CopyAround(char* to, const char* from, size_t size) {
+#if defined(__SSE2__)
+  const size_t head = (16 - (reinterpret_cast<uintptr_t>(to) & 15)) & 15;
+  if (size < head + 64) {
+    std::memcpy(to, from, size);
+    return;
+  }
+  std::memcpy(to, from, head);
+  to += head;
+  from += head;
+  size -= head;
+  const size_t body = size & ~size_t{63};
+  for (size_t i = 0; i < body; i += 64) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + i));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + i + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + i + 32));
+    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + i + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(to + i), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(to + i + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(to + i + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(to + i + 48), d);
+  }
+  _mm_sfence();  // the streamed bytes are visible before whatever the caller publishes next
+  std::memcpy(to + body, from + body, size - body);
+#else
+  std::memcpy(to, from, size);
+#endif
+}
+
+}  // namespace
+
 void EncodedSpans::AppendEncoded(std::string_view items, size_t count) {
   const size_t at = framing_.room() + items_size_;
   buffer_.Reserve(at + items.size(), 0, items_size_ == 0 ? 0 : at);
-  std::memcpy(buffer_.data() + at, items.data(), items.size());
+  CopyAround(buffer_.data() + at, items.data(), items.size());
   items_size_ += items.size();
   count_ += count;
 }

@@ -194,6 +194,42 @@ TEST(OtlpEncodingTest, SpansAppendedOneByOneFrameAsOneRequest) {
 
 // Log records (telemetry.otlp_logs) decode as an ExportLogsServiceRequest: the resource, time,
 // severity, body, every value kind of attribute and the trace id of a completion line.
+// Spans written as items elsewhere (the exporter's stages, WriteSpanItem) and appended in runs of
+// every length from 1 to 40 spans, so the copy starts at every alignment and ends mid-line: the
+// body is byte for byte the one Append builds span by span.
+TEST(OtlpEncodingTest, EncodedItemsAppendedInRunsMatchSpanBySpan) {
+  const OtlpFraming framing(ResourceAttributes{{"service.name", "t"}});
+  EncodedSpans one_by_one(framing);
+  EncodedSpans in_runs(framing);
+  std::string items;
+  size_t pending = 0;
+  size_t run = 1;
+  for (int i = 0; i < 900; ++i) {
+    SpanData span;
+    span.operation = static_cast<Operation>(i % 5);
+    span.context.trace_id.fill(static_cast<uint8_t>(i + 1));
+    span.context.span_id.fill(static_cast<uint8_t>(i + 2));
+    span.start_unix_ns = 1'000'000 + static_cast<uint64_t>(i);
+    span.end_unix_ns = span.start_unix_ns + 7;
+    span.ints[static_cast<size_t>(IntAttribute::kRows)] = int64_t{1} << (i % 50);
+    span.ints_set = i % 3 == 0 ? 0u : 1u << static_cast<unsigned>(IntAttribute::kRows);
+    one_by_one.Append(span);
+    const SpanItemSize size = MeasureSpanItem(span);
+    const size_t at = items.size();
+    items.resize(at + size.bytes);
+    WriteSpanItem(span, size, items.data() + at);
+    if (++pending == run) {
+      in_runs.AppendEncoded(items, pending);
+      items.clear();
+      pending = 0;
+      run = run % 40 + 1;
+    }
+  }
+  in_runs.AppendEncoded(items, pending);
+  EXPECT_EQ(in_runs.count(), one_by_one.count());
+  EXPECT_EQ(in_runs.Frame(), one_by_one.Frame());
+}
+
 TEST(OtlpEncodingTest, LogRecordsDecodeAsAnExportLogsServiceRequest) {
   LogRecordData completion;
   completion.time_unix_ns = 1'700'000'000'123'456'789ULL;
