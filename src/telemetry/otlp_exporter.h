@@ -129,7 +129,9 @@ class OtlpExporter final : public SpanSink, public LogRecordSink {
   std::unique_ptr<EncodedSpans> filling_;             // guarded by mu_; null: none yet
   std::vector<std::unique_ptr<EncodedSpans>> full_;   // guarded by mu_; oldest first
   std::vector<std::unique_ptr<EncodedSpans>> spare_;  // guarded by mu_
-  std::vector<std::unique_ptr<Stage>> stages_;        // guarded by mu_; one per thread, kept
+  // One per thread that has ended a sampled span, kept for the exporter's life (the server's
+  // threads live as long as it does).
+  std::vector<std::unique_ptr<Stage>> stages_;  // guarded by mu_
   // Spans in `filling_`, read without mu_ to size the stages (a stage fills the batch exactly).
   std::atomic<size_t> filling_count_{0};
   // Spans in batches not yet taken for sending: at most max_queue. Staged spans join it when they
