@@ -130,24 +130,25 @@ start_xb r0 "otlp_endpoint = \"http://127.0.0.1:$SINK_PORT\"
 sample_ratio = 0.0"
 start_xb off2 ""
 
-# CPU ticks (user + system) the process has used so far.
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-# CPU ticks of the process's exporter thread (named xb-otlp); 0 when it has none.
-exporter_ticks() {
+# CPU time, in microseconds, the process's threads have run so far: the first field of each
+# thread's schedstat (nanoseconds on CPU). /proc/PID/stat counts in clock ticks (10 ms), which
+# over a 5 s run at half a CPU is +-0.4% on its own.
+cpu_us() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%d", s / 1000}'; }
+# The same for the process's exporter thread (named xb-otlp); 0 when it has none.
+exporter_us() {
   local task
   for task in /proc/"$1"/task/*; do
     if [[ "$(cat "$task/comm" 2>/dev/null)" == xb-otlp ]]; then
-      awk '{print $14 + $15}' "$task/stat"
+      awk '{printf "%d", $1 / 1000}' "$task/schedstat"
       return
     fi
   done
   echo 0
 }
-# per_request TICKS REQUESTS: microseconds of CPU per request.
+# per_request MICROSECONDS REQUESTS: microseconds of CPU per request.
 per_request() {
-  awk -v t="$1" -v hz="$HZ" -v n="${2:-0}" 'BEGIN {if (n > 0) printf "%.2f", t / hz * 1e6 / n; else print "nan"}'
+  awk -v t="$1" -v n="${2:-0}" 'BEGIN {if (n > 0) printf "%.2f", t / n; else print "nan"}'
 }
-readonly HZ=$(getconf CLK_TCK)
 
 printf '\0\0\0\0\0' >"$TMP/empty.body"  # one gRPC frame holding an empty GetConfigurationRequest
 declare -A R C E
@@ -187,12 +188,12 @@ publish_cpu() {
 }
 unary() {  # unary NAME REP
   local out="$TMP/h2load.$1.$2" t0 t1 e0 e1 n
-  t0=$(cpu_ticks "${PID[$1]}")
-  e0=$(exporter_ticks "${PID[$1]}")
+  t0=$(cpu_us "${PID[$1]}")
+  e0=$(exporter_us "${PID[$1]}")
   unary_load "$1" "$out"
   wait_pair || log "h2load exited non-zero ($1)"
-  t1=$(cpu_ticks "${PID[$1]}")
-  e1=$(exporter_ticks "${PID[$1]}")
+  t1=$(cpu_us "${PID[$1]}")
+  e1=$(exporter_us "${PID[$1]}")
   R[unary.$1.$2]=$(sed -n 's/^finished in [^,]*, \([0-9.]*\) req\/s.*/\1/p' "$out")
   # Server CPU per request (warm-up included on both sides of the ratio): microseconds.
   n=$(h2load_done "$1" "$out")
@@ -201,15 +202,15 @@ unary() {  # unary NAME REP
 }
 publish() {  # publish NAME REP
   local out="$TMP/loadgen.$1.$2" line e0 e1
-  e0=$(exporter_ticks "${PID[$1]}")
+  e0=$(exporter_us "${PID[$1]}")
   publish_load "$1" "$out"
   wait_pair || log "loadgen failed ($1): $(tail -n 2 "$out")"
-  e1=$(exporter_ticks "${PID[$1]}")
+  e1=$(exporter_us "${PID[$1]}")
   line=$(grep '^RESULT ' "$out" || true)
   [[ "$(kv errors "$line")" == "0" ]] || log "publish $1: errors: $(kv error_codes "$line")"
   R[publish.$1.$2]=$(kv rps "$line")
   C[publish.$1.$2]=$(publish_cpu "$line")
-  # The exporter's ticks span the warm-up too: per request over warm-up and measured interval.
+  # The exporter's CPU spans the warm-up too: per request over warm-up and measured interval.
   E[publish.$1.$2]=$(per_request $((e1 - e0)) "$(awk -v r="$(kv rps "$line")" \
     -v s="$(kv secs "$line")" -v w="$WARMUP_S" 'BEGIN {printf "%d", r * (s + w)}')")
 }
@@ -221,14 +222,14 @@ declare -A S P
 pair_order() { if (($3 % 2)); then echo "$1 $2"; else echo "$2 $1"; fi; }
 pair_unary() {
   local a=$1 b=$2 rep=$3 name t0a t0b t1a t1b
-  t0a=$(cpu_ticks "${PID[$a]}")
-  t0b=$(cpu_ticks "${PID[$b]}")
+  t0a=$(cpu_us "${PID[$a]}")
+  t0b=$(cpu_us "${PID[$b]}")
   for name in $(pair_order "$a" "$b" "$rep"); do
     unary_load "$name" "$TMP/pair.$name.$rep"
   done
   wait_pair || log "side by side unary $a/$b: h2load exited non-zero"
-  t1a=$(cpu_ticks "${PID[$a]}")
-  t1b=$(cpu_ticks "${PID[$b]}")
+  t1a=$(cpu_us "${PID[$a]}")
+  t1b=$(cpu_us "${PID[$b]}")
   P[unary.$a-$b.$a.$rep]=$(per_request $((t1a - t0a)) "$(h2load_done "$a" "$TMP/pair.$a.$rep")")
   P[unary.$a-$b.$b.$rep]=$(per_request $((t1b - t0b)) "$(h2load_done "$b" "$TMP/pair.$b.$rep")")
   S[unary.$a-$b.$rep]=$(ratio3 "${P[unary.$a-$b.$b.$rep]}" "${P[unary.$a-$b.$a.$rep]}")
