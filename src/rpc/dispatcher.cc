@@ -173,8 +173,9 @@ std::shared_ptr<net::Exchange> Dispatcher::Start(net::RequestHead head,
   live_.push_back(*call);
   if (options_.tracer != nullptr) {
     // implements: OPS-012 (the caller's trace context is the request span's parent)
-    call->request_span =
-        options_.tracer->StartRequest(route.rpc, head.Find("traceparent"), head.Find("tracestate"));
+    // The span starts when the call was made: one clock read serves both.
+    call->request_span = options_.tracer->StartRequest(route.rpc, head.Find("traceparent"),
+                                                       head.Find("tracestate"), call->started_at());
   }
   if (!route.is_health) {
     metrics_.RequestStarted(route.rpc);  // before authentication (OPS section 5)
@@ -243,8 +244,8 @@ std::shared_ptr<net::Exchange> Dispatcher::Start(net::RequestHead head,
 void Dispatcher::OnCallDone(Call& call) {
   call.unlink();
   const telemetry::Route& route = call.route();
-  const double seconds =
-      std::chrono::duration<double>(Call::Clock::now() - call.started_at()).count();
+  const Call::Clock::time_point done = Call::Clock::now();  // also the request span's end
+  const double seconds = std::chrono::duration<double>(done - call.started_at()).count();
   const telemetry::SpanContext trace = call.request_span.context();
   if (call.request_span.active()) {
     call.request_span.Set(telemetry::IntAttribute::kGrpcStatusCode,
@@ -256,7 +257,7 @@ void Dispatcher::OnCallDone(Call& call) {
     if (call.outcome() != StatusCode::kOk) {
       call.request_span.SetError();
     }
-    call.request_span.End();
+    call.request_span.EndAt(done);
   }
   if (!route.is_health) {
     metrics_.RequestBytes(route.rpc, call.request_bytes());

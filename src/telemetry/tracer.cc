@@ -133,14 +133,18 @@ Span Tracer::Begin(Operation operation, SpanKind kind, const SpanContext& parent
 }
 
 Span Tracer::StartRequest(Rpc rpc, const std::string* traceparent, const std::string* tracestate) {
+  return StartRequest(rpc, traceparent, tracestate, std::chrono::steady_clock::now());
+}
+
+Span Tracer::StartRequest(Rpc rpc, const std::string* traceparent, const std::string* tracestate,
+                          std::chrono::steady_clock::time_point start) {
   SpanContext parent;
   if (traceparent != nullptr) {
     if (auto parsed = ParseTraceparent(*traceparent)) {
       parent = *parsed;
     }
   }
-  Span span =
-      Begin(RequestOperation(rpc), SpanKind::kServer, parent, std::chrono::steady_clock::now());
+  Span span = Begin(RequestOperation(rpc), SpanKind::kServer, parent, start);
   span.data_.rpc = rpc;
   if (span.recording_ && parent.valid() && tracestate != nullptr && !tracestate->empty() &&
       ValidTracestate(*tracestate)) {

@@ -10,6 +10,7 @@
 // Thread-safety: every method may be called from any thread concurrently. Nothing suspends.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "telemetry/metrics.h"
@@ -41,6 +42,10 @@ class Tracer {
   // when it is valid. Either pointer may be null (header absent).
   // implements: OPS-012
   Span StartRequest(Rpc rpc, const std::string* traceparent, const std::string* tracestate);
+  // The same, for a request whose handling began at `start` (not later than now): the dispatcher
+  // passes the instant its call was made, which it has read already.
+  Span StartRequest(Rpc rpc, const std::string* traceparent, const std::string* tracestate,
+                    std::chrono::steady_clock::time_point start);
 
   // A span under `parent` (an invalid parent starts a new root trace, sampled by the ratio).
   Span Start(Operation operation, const SpanContext& parent);

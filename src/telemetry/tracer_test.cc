@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -46,6 +47,21 @@ TEST(TracerTest, RequestSpanIsAChildOfTheCaller) {
   EXPECT_EQ(
       metrics.Exposition().find("operation=\"rpc.publish\",status=\"error\"") == std::string::npos,
       false);
+}
+
+// The dispatcher starts the request span at the instant its call was made and ends it at the
+// instant it read when the call was done: the span measures exactly that interval.
+TEST(TracerTest, ARequestSpanStartedAndEndedAtGivenInstantsMeasuresThem) {
+  Metrics metrics("test");
+  CollectingSink sink;
+  Tracer tracer(metrics, TracerOptions{.sample_ratio = 1.0, .sink = &sink});
+  const auto start = std::chrono::steady_clock::now() - std::chrono::milliseconds(250);
+  {
+    Span request = tracer.StartRequest(Rpc::kQuery, nullptr, nullptr, start);
+    request.EndAt(start + std::chrono::milliseconds(40));
+  }
+  ASSERT_EQ(sink.spans.size(), 1u);
+  EXPECT_EQ(sink.spans[0].end_unix_ns - sink.spans[0].start_unix_ns, 40'000'000u);
 }
 
 TEST(TracerTest, UnsampledRootAllocatesNoExportButRecordsTheMetric) {
