@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -427,6 +428,14 @@ class CountingCollector {
     std::lock_guard lock(mu_);
     return requests_;
   }
+  // Connections accepted so far.
+  int connections() const {
+    std::lock_guard lock(mu_);
+    return accepted_;
+  }
+  // The collector reads its next request whole, then closes the connection without answering
+  // (or recording it): a kept connection lost between a request and its answer.
+  void CloseInsteadOfNextAnswer() { close_instead_of_answer_ = true; }
   // Waits (up to 10 s) until `n` requests arrived.
   bool WaitForRequests(size_t n) const {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -449,6 +458,7 @@ class CountingCollector {
       {
         std::lock_guard lock(mu_);
         connection_ = fd;
+        ++accepted_;
       }
       std::string buffer;
       char chunk[65536];
@@ -459,6 +469,9 @@ class CountingCollector {
           const size_t body =
               at == std::string::npos ? 0 : std::stoul(buffer.substr(at + 16, end - at - 16));
           if (buffer.size() >= end + 4 + body) {
+            if (close_instead_of_answer_.exchange(false)) {
+              break;
+            }
             otlp::collector::trace::v1::ExportTraceServiceRequest decoded;
             const bool parsed = decoded.ParseFromString(buffer.substr(end + 4, body));
             {
@@ -504,6 +517,8 @@ class CountingCollector {
   mutable std::mutex mu_;
   std::vector<int> requests_;  // guarded by mu_
   int connection_ = -1;        // guarded by mu_
+  int accepted_ = 0;           // guarded by mu_
+  std::atomic<bool> close_instead_of_answer_{false};
   std::thread thread_;
 };
 
@@ -543,6 +558,63 @@ TEST(OtlpExporterTest, FullBatchesGoAtOncePartialOnesAfterTheirInterval) {
   EXPECT_EQ(collector.requests(), (std::vector<int>{4, 1, 3}));
   EXPECT_EQ((*exporter)->exported_batches(), 3u);
   EXPECT_EQ((*exporter)->dropped(), 0u);
+}
+
+// A batch's answer is read with the next batch, or when the exporter next wakes with nothing to
+// send: with no batch behind it, the last one still counts as exported within about an interval,
+// without a shutdown.
+TEST(OtlpExporterTest, TheLastBatchsAnswerIsReadWithinAnInterval) {
+  CountingCollector collector;
+  Metrics metrics("test");
+  auto exporter =
+      OtlpExporter::Create(OtlpExporterOptions{.endpoint = collector.endpoint(),
+                                               .resource = {{"service.name", "t"}},
+                                               .max_queue = 8,
+                                               .max_batch = 1,
+                                               .interval = std::chrono::milliseconds(100),
+                                               .request_timeout = std::chrono::seconds(3)},
+                           metrics);
+  ASSERT_TRUE(exporter.ok());
+  (*exporter)->Start();
+  Tracer tracer(metrics, TracerOptions{.sample_ratio = 1.0, .sink = exporter->get()});
+  tracer.Start(Operation::kTailerPoll, {}).End();
+  ASSERT_TRUE(collector.WaitForRequests(1));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while ((*exporter)->exported_batches() < 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ((*exporter)->exported_batches(), 1u);
+  (*exporter)->Shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(3));
+  EXPECT_EQ(collector.requests(), (std::vector<int>{1}));
+  EXPECT_EQ(metrics.Exposition().find("xmtp_telemetry_export_failures_total "), std::string::npos);
+}
+
+// verifies: OPS-015 — a batch written over a kept connection that the collector closed before
+// answering is not lost and not counted failed: it goes once more, on a new connection.
+TEST(OtlpExporterTest, ABatchUnansweredOnAKeptConnectionGoesAgainOnANewOne) {
+  CountingCollector collector;
+  Metrics metrics("test");
+  auto exporter =
+      OtlpExporter::Create(OtlpExporterOptions{.endpoint = collector.endpoint(),
+                                               .resource = {{"service.name", "t"}},
+                                               .max_queue = 8,
+                                               .max_batch = 1,
+                                               .interval = std::chrono::seconds(60),
+                                               .request_timeout = std::chrono::seconds(3)},
+                           metrics);
+  ASSERT_TRUE(exporter.ok());
+  (*exporter)->Start();
+  Tracer tracer(metrics, TracerOptions{.sample_ratio = 1.0, .sink = exporter->get()});
+  tracer.Start(Operation::kTailerPoll, {}).End();
+  ASSERT_TRUE(collector.WaitForRequests(1));
+  collector.CloseInsteadOfNextAnswer();
+  // Written whole on the kept connection; its answer, read at shutdown, never comes.
+  tracer.Start(Operation::kTailerPoll, {}).End();
+  (*exporter)->Shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(3));
+  EXPECT_EQ(collector.requests(), (std::vector<int>{1, 1}));
+  EXPECT_EQ(collector.connections(), 2);
+  EXPECT_EQ((*exporter)->exported_batches(), 2u);
+  EXPECT_EQ(metrics.Exposition().find("xmtp_telemetry_export_failures_total "), std::string::npos);
 }
 
 // verifies: OPS-015 — spans beyond max_queue that the exporter has not taken yet are dropped

@@ -44,16 +44,13 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-// One HTTP POST over `stream` (connected), reading the response with `buffer` (which keeps what
-// the collector sent past it, for the next exchange on the connection). Errors go to `ec`;
-// `keep_alive` tells whether the collector keeps the connection open.
+// Writes one HTTP POST of `body` to `path` over `stream` (connected). Errors go to `ec`.
 // Over plain TCP the body goes through `pipe` (spliced_send.h), and `body` must then stay as it is
-// until the exchange succeeded or the connection was aborted.
+// until its answer was read with a success or the connection was aborted.
 template <typename Stream>
-asio::awaitable<unsigned> Exchange(Stream& stream, SplicePipe& pipe, beast::flat_buffer& buffer,
-                                   const std::string& host, const std::string& path,
-                                   std::string_view body, boost::system::error_code& ec,
-                                   bool& keep_alive) {
+asio::awaitable<void> WriteRequest(Stream& stream, SplicePipe& pipe, const std::string& host,
+                                   const std::string& path, std::string_view body,
+                                   boost::system::error_code& ec) {
   // The body is the encoder's buffer, sent in place (no per-batch copy).
   http::request<http::span_body<const char>> request{http::verb::post, path, 11};
   request.set(http::field::host, host);
@@ -71,9 +68,14 @@ asio::awaitable<unsigned> Exchange(Stream& stream, SplicePipe& pipe, beast::flat
   } else {
     co_await http::async_write(stream, request, asio::redirect_error(asio::use_awaitable, ec));
   }
-  if (ec) {
-    co_return 0;
-  }
+}
+
+// Reads the answer to the oldest unanswered request on `stream`, with `buffer` (which keeps what
+// the collector sent past it, for the next answer). Returns its status (0 on an error, in `ec`);
+// `keep_alive` tells whether the collector keeps the connection open.
+template <typename Stream>
+asio::awaitable<unsigned> ReadAnswer(Stream& stream, beast::flat_buffer& buffer,
+                                     boost::system::error_code& ec, bool& keep_alive) {
   http::response<http::string_body> response;
   co_await http::async_read(stream, buffer, response,
                             asio::redirect_error(asio::use_awaitable, ec));
@@ -98,6 +100,34 @@ struct OtlpExporter::Session {
   SplicePipe pipe;  // plain TCP bodies
 
   bool open() const { return tls.has_value() || plain.has_value(); }
+  // The time the next operations on the (open) connection have.
+  void ExpiresAfter(Clock::duration budget) {
+    if (tls) {
+      beast::get_lowest_layer(*tls).expires_after(budget);
+    } else {
+      plain->expires_after(budget);
+    }
+  }
+  asio::awaitable<void> Write(const std::string& host, const std::string& path,
+                              std::string_view body, boost::system::error_code& ec) {
+    if (tls) {
+      co_await WriteRequest(*tls, pipe, host, path, body, ec);
+    } else {
+      co_await WriteRequest(*plain, pipe, host, path, body, ec);
+    }
+  }
+  asio::awaitable<unsigned> Read(boost::system::error_code& ec, bool& keep_alive) {
+    if (tls) {
+      co_return co_await ReadAnswer(*tls, buffer, ec, keep_alive);
+    }
+    co_return co_await ReadAnswer(*plain, buffer, ec, keep_alive);
+  }
+  // Drops the connection at once, and with it what it still queues of a body (see Close).
+  void Drop() {
+    if (plain) {
+      Abort(plain->socket());
+    }
+  }
   // `abort`: an exchange did not end with a success, so a spliced body may still be queued; the
   // kernel drops it (RST), and the batch's buffer may be reused.
   void Close(bool abort = false) {
@@ -489,6 +519,8 @@ void OtlpExporter::Run() {
       // The queue takes the previous batch's storage (cleared below, keeping capacity).
       logs.swap(log_queue_);
       if (batches.empty() && logs.empty()) {
+        lock.unlock();
+        Settle(stopping, deadline);  // a quiet exporter reads its last answer within an interval
         if (stopping) {
           return;
         }
@@ -497,7 +529,13 @@ void OtlpExporter::Run() {
     }
     uint64_t dropped = 0;
     uint64_t dropped_logs = 0;
+    // A span batch is written and its answer left unread until the next batch is due (answers
+    // come in order on the connection), the exporter next wakes with nothing to send, or it
+    // stops: one wake-up per batch, not one for the batch and one for its answer. Each wake-up
+    // switches a serving thread out of its core, and cost more than the span work on a loaded
+    // one (docs/telemetry.md).
     for (size_t i = 0; i < batches.size(); ++i) {
+      Settle(stopping, deadline);
       const auto until = RequestDeadline(stopping, deadline);
       if (!until) {
         for (size_t j = i; j < batches.size(); ++j) {
@@ -505,7 +543,16 @@ void OtlpExporter::Run() {
         }
         break;
       }
-      Send(batches[i]->Frame(), target_.path, *until);
+      bool reused = false;
+      if (Post(batches[i]->Frame(), target_.path, *until, /*leave_answer=*/true, &reused)) {
+        awaiting_ = std::move(batches[i]);  // kept as it is until its answer (spliced_send.h)
+        awaiting_reused_ = reused;
+      } else {
+        metrics_.ExportFailure();  // implements: OPS-015 (a failed batch is counted)
+      }
+    }
+    if (!logs.empty()) {
+      Settle(stopping, deadline);  // log exchanges read their answers at once
     }
     for (size_t i = 0; i < logs.size(); i += options_.max_batch) {
       const auto until = RequestDeadline(stopping, deadline);
@@ -522,8 +569,10 @@ void OtlpExporter::Run() {
     std::lock_guard lock(mu_);
     dropped_logs_ += dropped_logs;
     for (auto& batch : batches) {
-      batch->Clear();
-      spare_.push_back(std::move(batch));
+      if (batch != nullptr) {  // not the one awaiting its answer
+        batch->Clear();
+        spare_.push_back(std::move(batch));
+      }
     }
     batches.clear();
   }
@@ -551,8 +600,8 @@ void OtlpExporter::Send(std::string_view body, const std::string& path, Clock::t
   }
 }
 
-bool OtlpExporter::Post(std::string_view body, const std::string& path,
-                        Clock::time_point deadline) {
+bool OtlpExporter::Post(std::string_view body, const std::string& path, Clock::time_point deadline,
+                        bool leave_answer, bool* written_on_reused) {
   if (!session_) {
     session_ = std::make_unique<Session>();
   }
@@ -572,17 +621,20 @@ bool OtlpExporter::Post(std::string_view body, const std::string& path,
             s.Close();  // a half-made connection is not one to reuse for the next batch
             break;
           }
+          s.ExpiresAfter(budget);
           boost::system::error_code ec;
+          co_await s.Write(target_.host, path, body, ec);
+          if (!ec && leave_answer) {
+            ok = true;
+            if (written_on_reused != nullptr) {
+              *written_on_reused = reused;
+            }
+            break;
+          }
           bool keep_alive = false;
           unsigned status = 0;
-          if (s.tls) {
-            beast::get_lowest_layer(*s.tls).expires_after(budget);
-            status = co_await Exchange(*s.tls, s.pipe, s.buffer, target_.host, path, body, ec,
-                                       keep_alive);
-          } else {
-            s.plain->expires_after(budget);
-            status = co_await Exchange(*s.plain, s.pipe, s.buffer, target_.host, path, body, ec,
-                                       keep_alive);
+          if (!ec) {
+            status = co_await s.Read(ec, keep_alive);
           }
           if (!ec) {
             ok = status >= 200 && status < 300;
@@ -606,12 +658,66 @@ bool OtlpExporter::Post(std::string_view body, const std::string& path,
     // Out of time mid-exchange: drop the connection (what it still queues of the body with it)
     // and the io_context with the suspended exchange in it (its frame is destroyed, never
     // resumed).
-    if (session_->plain) {
-      Abort(session_->plain->socket());
-    }
+    session_->Drop();
     session_.reset();
   }
   return ok;
+}
+
+void OtlpExporter::Settle(bool stopping, Clock::time_point deadline) {
+  if (!awaiting_) {
+    return;
+  }
+  bool ok = false;
+  const auto until = RequestDeadline(stopping, deadline);
+  if (until && session_ && session_->open()) {
+    Session& s = *session_;
+    bool done = false;
+    bool lost = false;  // the connection failed before the answer came
+    const auto budget = *until - Clock::now();
+    s.io.restart();
+    asio::co_spawn(
+        s.io,
+        [&]() -> asio::awaitable<void> {
+          s.ExpiresAfter(budget);
+          boost::system::error_code ec;
+          bool keep_alive = false;
+          const unsigned status = co_await s.Read(ec, keep_alive);
+          if (!ec) {
+            ok = status >= 200 && status < 300;
+            if (!ok || !keep_alive) {
+              s.Close(/*abort=*/!ok);
+            }
+          } else {
+            s.Close(/*abort=*/true);
+            lost = true;
+          }
+          done = true;
+        },
+        asio::detached);
+    s.io.run_until(*until);
+    if (!done) {
+      session_->Drop();  // the collector did not answer in time (see Post)
+      session_.reset();
+    } else if (lost && awaiting_reused_) {
+      // A kept connection the collector closed before it took the batch: sent once more, on a
+      // new connection, as Post does.
+      ok = Post(awaiting_->Frame(), target_.path, *until, /*leave_answer=*/false);
+    }
+  } else if (session_) {
+    // No time left (shutdown): the body may still be queued, and goes with the connection.
+    session_->Drop();
+    session_.reset();
+  }
+  if (ok) {
+    std::lock_guard lock(mu_);
+    ++exported_batches_;
+  } else {
+    metrics_.ExportFailure();  // implements: OPS-015 (a failed batch is counted)
+  }
+  std::lock_guard lock(mu_);
+  awaiting_->Clear();
+  spare_.push_back(std::move(awaiting_));
 }
 
 }  // namespace xb::telemetry

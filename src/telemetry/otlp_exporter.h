@@ -16,6 +16,11 @@
 // figures). A staged span waits at most about one interval: the exporter sweeps every stage's
 // committed spans when its interval passes, and at shutdown.
 //
+// A span batch's answer is read when the next batch is due, when the exporter next wakes with
+// nothing to send (within about an interval) or at shutdown, not as soon as it is written: the
+// exporter wakes once per batch, and each wake-up switches a serving thread out of its core. A
+// batch counts as exported or failed when its answer is read.
+//
 // Lifetime: Create, then Start (the thread), then Shutdown once serving has stopped (flushes what
 // is queued until its deadline, then stops the thread). The destructor shuts down with an
 // immediate deadline if Shutdown was not called. Submit and dropped() may be called from any
@@ -111,9 +116,16 @@ class OtlpExporter final : public SpanSink, public LogRecordSink {
   // Posts one request body to `path` and counts it exported or failed (OPS-015).
   void Send(std::string_view body, const std::string& path,
             std::chrono::steady_clock::time_point until);
-  // Posts one body to `path`; true when the collector answered 2xx before `deadline`.
+  // Posts one body to `path`; true when the collector answered 2xx before `deadline`. With
+  // `leave_answer`, true when the request was written: its answer is read later by Settle, and
+  // `written_on_reused` tells whether it went over a connection kept from an earlier exchange.
   bool Post(std::string_view body, const std::string& path,
-            std::chrono::steady_clock::time_point deadline);
+            std::chrono::steady_clock::time_point deadline, bool leave_answer = false,
+            bool* written_on_reused = nullptr);
+  // Reads the answer to the span batch written last (awaiting_), if any, and counts that batch
+  // exported or failed (OPS-015); its buffer goes back to spare_. A kept connection that closed
+  // before the answer gets the batch once more on a new one, as Post does.
+  void Settle(bool stopping, std::chrono::steady_clock::time_point deadline);
 
   // Const after construction.
   const OtlpExporterOptions options_;
@@ -146,6 +158,10 @@ class OtlpExporter final : public SpanSink, public LogRecordSink {
   uint64_t exported_batches_ = 0;  // guarded by mu_
 
   std::unique_ptr<Session> session_;  // exporter thread only
+  // The span batch written last whose answer is not read yet, and whether it went over a kept
+  // connection. Exporter thread only.
+  std::unique_ptr<EncodedSpans> awaiting_;
+  bool awaiting_reused_ = false;
 
   std::thread thread_;
 };
