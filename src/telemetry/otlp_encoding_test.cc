@@ -560,31 +560,42 @@ TEST(OtlpExporterTest, FullBatchesGoAtOncePartialOnesAfterTheirInterval) {
   EXPECT_EQ((*exporter)->dropped(), 0u);
 }
 
+// An exporter to `collector` that sends every span as a batch of its own, started.
+std::unique_ptr<OtlpExporter> StartOneSpanBatches(const CountingCollector& collector,
+                                                  Metrics& metrics,
+                                                  std::chrono::milliseconds interval) {
+  auto exporter =
+      OtlpExporter::Create(OtlpExporterOptions{.endpoint = collector.endpoint(),
+                                               .resource = {{"service.name", "t"}},
+                                               .max_queue = 8,
+                                               .max_batch = 1,
+                                               .interval = interval,
+                                               .request_timeout = std::chrono::seconds(3)},
+                           metrics);
+  if (!exporter.ok()) {
+    return nullptr;
+  }
+  (*exporter)->Start();
+  return std::move(exporter).value();
+}
+
 // A batch's answer is read with the next batch, or when the exporter next wakes with nothing to
 // send: with no batch behind it, the last one still counts as exported within about an interval,
 // without a shutdown.
 TEST(OtlpExporterTest, TheLastBatchsAnswerIsReadWithinAnInterval) {
   CountingCollector collector;
   Metrics metrics("test");
-  auto exporter =
-      OtlpExporter::Create(OtlpExporterOptions{.endpoint = collector.endpoint(),
-                                               .resource = {{"service.name", "t"}},
-                                               .max_queue = 8,
-                                               .max_batch = 1,
-                                               .interval = std::chrono::milliseconds(100),
-                                               .request_timeout = std::chrono::seconds(3)},
-                           metrics);
-  ASSERT_TRUE(exporter.ok());
-  (*exporter)->Start();
-  Tracer tracer(metrics, TracerOptions{.sample_ratio = 1.0, .sink = exporter->get()});
+  auto exporter = StartOneSpanBatches(collector, metrics, std::chrono::milliseconds(100));
+  ASSERT_NE(exporter, nullptr);
+  Tracer tracer(metrics, TracerOptions{.sample_ratio = 1.0, .sink = exporter.get()});
   tracer.Start(Operation::kTailerPoll, {}).End();
   ASSERT_TRUE(collector.WaitForRequests(1));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while ((*exporter)->exported_batches() < 1 && std::chrono::steady_clock::now() < deadline) {
+  while (exporter->exported_batches() < 1 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  EXPECT_EQ((*exporter)->exported_batches(), 1u);
-  (*exporter)->Shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(3));
+  EXPECT_EQ(exporter->exported_batches(), 1u);
+  exporter->Shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(3));
   EXPECT_EQ(collector.requests(), (std::vector<int>{1}));
   EXPECT_EQ(metrics.Exposition().find("xmtp_telemetry_export_failures_total "), std::string::npos);
 }
@@ -594,26 +605,18 @@ TEST(OtlpExporterTest, TheLastBatchsAnswerIsReadWithinAnInterval) {
 TEST(OtlpExporterTest, ABatchUnansweredOnAKeptConnectionGoesAgainOnANewOne) {
   CountingCollector collector;
   Metrics metrics("test");
-  auto exporter =
-      OtlpExporter::Create(OtlpExporterOptions{.endpoint = collector.endpoint(),
-                                               .resource = {{"service.name", "t"}},
-                                               .max_queue = 8,
-                                               .max_batch = 1,
-                                               .interval = std::chrono::seconds(60),
-                                               .request_timeout = std::chrono::seconds(3)},
-                           metrics);
-  ASSERT_TRUE(exporter.ok());
-  (*exporter)->Start();
-  Tracer tracer(metrics, TracerOptions{.sample_ratio = 1.0, .sink = exporter->get()});
+  auto exporter = StartOneSpanBatches(collector, metrics, std::chrono::seconds(60));
+  ASSERT_NE(exporter, nullptr);
+  Tracer tracer(metrics, TracerOptions{.sample_ratio = 1.0, .sink = exporter.get()});
   tracer.Start(Operation::kTailerPoll, {}).End();
   ASSERT_TRUE(collector.WaitForRequests(1));
   collector.CloseInsteadOfNextAnswer();
   // Written whole on the kept connection; its answer, read at shutdown, never comes.
   tracer.Start(Operation::kTailerPoll, {}).End();
-  (*exporter)->Shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(3));
+  exporter->Shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(3));
   EXPECT_EQ(collector.requests(), (std::vector<int>{1, 1}));
   EXPECT_EQ(collector.connections(), 2);
-  EXPECT_EQ((*exporter)->exported_batches(), 2u);
+  EXPECT_EQ(exporter->exported_batches(), 2u);
   EXPECT_EQ(metrics.Exposition().find("xmtp_telemetry_export_failures_total "), std::string::npos);
 }
 

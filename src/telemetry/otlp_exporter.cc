@@ -116,11 +116,22 @@ struct OtlpExporter::Session {
       co_await WriteRequest(*plain, pipe, host, path, body, ec);
     }
   }
-  asio::awaitable<unsigned> Read(boost::system::error_code& ec, bool& keep_alive) {
-    if (tls) {
-      co_return co_await ReadAnswer(*tls, buffer, ec, keep_alive);
+  // Reads the answer to the oldest unanswered request: true when it is a 2xx. A failed read
+  // leaves `ec` set and the connection as it is. The connection is closed after an answer the
+  // collector will not keep it open for, and aborted after an error answer (the collector may
+  // not have read the whole body).
+  asio::awaitable<bool> Answer(boost::system::error_code& ec) {
+    bool keep_alive = false;
+    const unsigned status = tls ? co_await ReadAnswer(*tls, buffer, ec, keep_alive)
+                                : co_await ReadAnswer(*plain, buffer, ec, keep_alive);
+    if (ec) {
+      co_return false;
     }
-    co_return co_await ReadAnswer(*plain, buffer, ec, keep_alive);
+    const bool ok = status >= 200 && status < 300;
+    if (!ok || !keep_alive) {
+      Close(/*abort=*/!ok);
+    }
+    co_return ok;
   }
   // Drops the connection at once, and with it what it still queues of a body (see Close).
   void Drop() {
@@ -548,7 +559,7 @@ void OtlpExporter::Run() {
         awaiting_ = std::move(batches[i]);  // kept as it is until its answer (spliced_send.h)
         awaiting_reused_ = reused;
       } else {
-        metrics_.ExportFailure();  // implements: OPS-015 (a failed batch is counted)
+        CountBatch(false);
       }
     }
     if (!logs.empty()) {
@@ -592,7 +603,11 @@ std::optional<Clock::time_point> OtlpExporter::RequestDeadline(bool stopping,
 }
 
 void OtlpExporter::Send(std::string_view body, const std::string& path, Clock::time_point until) {
-  if (Post(body, path, until)) {
+  CountBatch(Post(body, path, until));
+}
+
+void OtlpExporter::CountBatch(bool exported) {
+  if (exported) {
     std::lock_guard lock(mu_);
     ++exported_batches_;
   } else {
@@ -631,17 +646,10 @@ bool OtlpExporter::Post(std::string_view body, const std::string& path, Clock::t
             }
             break;
           }
-          bool keep_alive = false;
-          unsigned status = 0;
           if (!ec) {
-            status = co_await s.Read(ec, keep_alive);
+            ok = co_await s.Answer(ec);
           }
           if (!ec) {
-            ok = status >= 200 && status < 300;
-            // A collector that answered with an error may not have read the whole body.
-            if (!ok || !keep_alive) {
-              s.Close(/*abort=*/!ok);
-            }
             break;
           }
           s.Close(/*abort=*/true);
@@ -681,14 +689,8 @@ void OtlpExporter::Settle(bool stopping, Clock::time_point deadline) {
         [&]() -> asio::awaitable<void> {
           s.ExpiresAfter(budget);
           boost::system::error_code ec;
-          bool keep_alive = false;
-          const unsigned status = co_await s.Read(ec, keep_alive);
-          if (!ec) {
-            ok = status >= 200 && status < 300;
-            if (!ok || !keep_alive) {
-              s.Close(/*abort=*/!ok);
-            }
-          } else {
+          ok = co_await s.Answer(ec);
+          if (ec) {
             s.Close(/*abort=*/true);
             lost = true;
           }
@@ -709,12 +711,7 @@ void OtlpExporter::Settle(bool stopping, Clock::time_point deadline) {
     session_->Drop();
     session_.reset();
   }
-  if (ok) {
-    std::lock_guard lock(mu_);
-    ++exported_batches_;
-  } else {
-    metrics_.ExportFailure();  // implements: OPS-015 (a failed batch is counted)
-  }
+  CountBatch(ok);
   std::lock_guard lock(mu_);
   awaiting_->Clear();
   spare_.push_back(std::move(awaiting_));

@@ -116,6 +116,8 @@ class OtlpExporter final : public SpanSink, public LogRecordSink {
   // Posts one request body to `path` and counts it exported or failed (OPS-015).
   void Send(std::string_view body, const std::string& path,
             std::chrono::steady_clock::time_point until);
+  // Counts one batch exported, or failed in xmtp_telemetry_export_failures_total.
+  void CountBatch(bool exported);
   // Posts one body to `path`; true when the collector answered 2xx before `deadline`. With
   // `leave_answer`, true when the request was written: its answer is read later by Settle, and
   // `written_on_reused` tells whether it went over a connection kept from an earlier exchange.
