@@ -426,10 +426,13 @@ namespace {
 
 // Copies `size` bytes to `to` with non-temporal stores where it can: a batch is written once and
 // then read by the kernel and the collector, never by this thread again, so bringing its lines
-// into this core's cache would only evict the serving path's own data.
+// into this core's cache would only evict the serving path's own data. The streamed part starts
+// on a cache line and covers whole lines: a line streamed in part leaves its write-combining
+// buffer as partial writes, which cost more than the ordinary stores they replaced (aligned to 16
+// bytes instead, the copy took 0.8% of a GetConfiguration's CPU under perf, 0.25% aligned to 64).
 void CopyAround(char* to, const char* from, size_t size) {
 #if defined(__SSE2__)
-  const size_t head = (16 - (reinterpret_cast<uintptr_t>(to) & 15)) & 15;
+  const size_t head = (64 - (reinterpret_cast<uintptr_t>(to) & 63)) & 63;
   if (size < head + 64) {
     std::memcpy(to, from, size);
     return;
