@@ -7,7 +7,8 @@
 #        handler and publish stage span is exported by the batch exporter
 #   r0   the same exporter with sample_ratio = 0.0: every span is created, timed and recorded in
 #        xmtp_operation_duration_seconds, none is sampled (the cost of tracing when sampled out)
-# Runs rotate the order per repeat so all see the same machine. Shown: medians, and the median of
+# Each repeat starts the servers afresh (with empty databases) and rotates the order of the runs,
+# so all see the same machine. Shown: medians, and the median of
 # the per-repeat ratios to 'off' (each repeat's runs are seconds apart, so this pairing cancels
 # most of the shared machine's drift), and the exporter thread's (xb-otlp) own CPU per request.
 # Then, side by side: each repeat also loads 'on' and 'off' at the same moment (both servers
@@ -36,7 +37,7 @@ readonly PACKAGES=(g++ pkg-config protobuf-compiler libgrpc++-dev protobuf-compi
 repeats=5
 duration=5
 binary="$ROOT/build/src/xmtp-backend"
-usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) repeats=1; duration=3 ;;
@@ -99,6 +100,7 @@ declare -A PORT PID
 start_xb() {
   local name=$1 extra=$2 port deadline
   port=$(pick_port)
+  rm -rf "${TMP:?}/$name"  # a fresh database too: every repeat starts alike
   mkdir -p "$TMP/$name"
   cat >"$TMP/$name.toml" <<TOML
 [server]
@@ -123,12 +125,27 @@ TOML
   done
   PORT[$name]=$port
 }
-start_xb off ""
-start_xb on "otlp_endpoint = \"http://127.0.0.1:$SINK_PORT\"
+# start_servers / stop_servers: the four servers, started afresh for each repeat. One process
+# can run about 1% faster or slower than another of the same binary and configuration for as
+# long as it lives (where its heap and its threads' stacks fell); with the same four processes
+# for every repeat, that bias would be in every pair's ratio alike instead of averaging out.
+start_servers() {
+  start_xb off ""
+  start_xb on "otlp_endpoint = \"http://127.0.0.1:$SINK_PORT\"
 sample_ratio = 1.0"
-start_xb r0 "otlp_endpoint = \"http://127.0.0.1:$SINK_PORT\"
+  start_xb r0 "otlp_endpoint = \"http://127.0.0.1:$SINK_PORT\"
 sample_ratio = 0.0"
-start_xb off2 ""
+  start_xb off2 ""
+}
+stop_servers() {
+  local name
+  for name in off on r0 off2; do
+    kill -TERM "${PID[$name]}" 2>/dev/null || true
+  done
+  for name in off on r0 off2; do
+    wait "${PID[$name]}" 2>/dev/null || true
+  done
+}
 
 # CPU time, in microseconds, the process's threads have run so far: the first field of each
 # thread's schedstat (nanoseconds on CPU). /proc/PID/stat counts in clock ticks (10 ms), which
@@ -250,6 +267,8 @@ pair_publish() {
 ratio3() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "nan" || b == "nan" || b + 0 == 0) print "nan"; else printf "%.3f", a / b}'; }
 
 for rep in $(seq "$repeats"); do
+  ((rep == 1)) || stop_servers
+  start_servers
   case $((rep % 3)) in
     1) order=(off on r0) ;;
     2) order=(on r0 off) ;;
