@@ -44,7 +44,13 @@ void Span::Set(IntAttribute attribute, int64_t value) {
   data_.ints_set |= 1u << i;
 }
 
-void Span::End() { EndAt(std::chrono::steady_clock::now()); }
+void Span::End() {
+  // An inert, moved-from or ended span reads no clock: every Span's destructor and move
+  // assignment end it, and most of those spans have nothing left to end.
+  if (tracer_ != nullptr) {
+    EndAt(std::chrono::steady_clock::now());
+  }
+}
 
 void Span::EndAt(std::chrono::steady_clock::time_point end) {
   if (tracer_ == nullptr) {
