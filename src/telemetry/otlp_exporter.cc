@@ -197,6 +197,30 @@ asio::awaitable<bool> Connect(OtlpExporter::Session& s, const OtlpExporter::Targ
   co_return !ec;
 }
 
+// Runs `exchange` (a coroutine on the session's connection) until it ends or `deadline` passes.
+// The resolver has no expiry of its own, so run_until bounds the whole
+// exchange. Out of time mid-exchange, the connection is dropped (with what it still queues of a
+// body), and so is the session, with the suspended exchange in its io_context (its frame is
+// destroyed, never resumed).
+template <typename Exchange>
+void RunBounded(std::unique_ptr<OtlpExporter::Session>& session, Clock::time_point deadline,
+                Exchange exchange) {
+  bool done = false;
+  session->io.restart();
+  asio::co_spawn(
+      session->io,
+      [&]() -> asio::awaitable<void> {
+        co_await exchange();
+        done = true;
+      },
+      asio::detached);
+  session->io.run_until(deadline);
+  if (!done) {
+    session->Drop();
+    session.reset();
+  }
+}
+
 }  // namespace
 
 Result<OtlpExporter::Target> ParseOtlpEndpoint(std::string_view endpoint) {
@@ -621,54 +645,39 @@ bool OtlpExporter::Post(std::string_view body, const std::string& path, Clock::t
     session_ = std::make_unique<Session>();
   }
   Session& s = *session_;
-  bool done = false;
   bool ok = false;
   const auto budget = deadline - Clock::now();
-  s.io.restart();
-  asio::co_spawn(
-      s.io,
-      [&]() -> asio::awaitable<void> {
-        // A kept connection the collector has meanwhile closed fails the exchange: that batch is
-        // sent once more, on a new connection. A new connection that fails ends the attempt.
-        for (int attempt = 0; attempt < 2; ++attempt) {
-          const bool reused = s.open();
-          if (!reused && !co_await Connect(s, target_, budget)) {
-            s.Close();  // a half-made connection is not one to reuse for the next batch
-            break;
-          }
-          s.ExpiresAfter(budget);
-          boost::system::error_code ec;
-          co_await s.Write(target_.host, path, body, ec);
-          if (!ec && leave_answer) {
-            ok = true;
-            if (written_on_reused != nullptr) {
-              *written_on_reused = reused;
-            }
-            break;
-          }
-          if (!ec) {
-            ok = co_await s.Answer(ec);
-          }
-          if (!ec) {
-            break;
-          }
-          s.Close(/*abort=*/true);
-          if (!reused) {
-            break;
-          }
+  RunBounded(session_, deadline, [&]() -> asio::awaitable<void> {
+    // A kept connection the collector has meanwhile closed fails the exchange: that batch is sent
+    // once more, on a new connection. A new connection that fails ends the attempt.
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      const bool reused = s.open();
+      if (!reused && !co_await Connect(s, target_, budget)) {
+        s.Close();  // a half-made connection is not one to reuse for the next batch
+        break;
+      }
+      s.ExpiresAfter(budget);
+      boost::system::error_code ec;
+      co_await s.Write(target_.host, path, body, ec);
+      if (!ec && leave_answer) {
+        ok = true;
+        if (written_on_reused != nullptr) {
+          *written_on_reused = reused;
         }
-        done = true;
-      },
-      asio::detached);
-  // The resolver has no expiry of its own: run_until bounds the whole exchange.
-  s.io.run_until(deadline);
-  if (!done) {
-    // Out of time mid-exchange: drop the connection (what it still queues of the body with it)
-    // and the io_context with the suspended exchange in it (its frame is destroyed, never
-    // resumed).
-    session_->Drop();
-    session_.reset();
-  }
+        break;
+      }
+      if (!ec) {
+        ok = co_await s.Answer(ec);
+      }
+      if (!ec) {
+        break;
+      }
+      s.Close(/*abort=*/true);
+      if (!reused) {
+        break;
+      }
+    }
+  });
   return ok;
 }
 
@@ -680,28 +689,18 @@ void OtlpExporter::Settle(bool stopping, Clock::time_point deadline) {
   const auto until = RequestDeadline(stopping, deadline);
   if (until && session_ && session_->open()) {
     Session& s = *session_;
-    bool done = false;
-    bool lost = false;  // the connection failed before the answer came
+    bool lost = false;  // the connection failed before the answer came (not: out of time)
     const auto budget = *until - Clock::now();
-    s.io.restart();
-    asio::co_spawn(
-        s.io,
-        [&]() -> asio::awaitable<void> {
-          s.ExpiresAfter(budget);
-          boost::system::error_code ec;
-          ok = co_await s.Answer(ec);
-          if (ec) {
-            s.Close(/*abort=*/true);
-            lost = true;
-          }
-          done = true;
-        },
-        asio::detached);
-    s.io.run_until(*until);
-    if (!done) {
-      session_->Drop();  // the collector did not answer in time (see Post)
-      session_.reset();
-    } else if (lost && awaiting_reused_) {
+    RunBounded(session_, *until, [&]() -> asio::awaitable<void> {
+      s.ExpiresAfter(budget);
+      boost::system::error_code ec;
+      ok = co_await s.Answer(ec);
+      if (ec) {
+        s.Close(/*abort=*/true);
+        lost = true;
+      }
+    });
+    if (lost && awaiting_reused_) {
       // A kept connection the collector closed before it took the batch: sent once more, on a
       // new connection, as Post does.
       ok = Post(awaiting_->Frame(), target_.path, *until, /*leave_answer=*/false);
