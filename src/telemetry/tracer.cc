@@ -132,10 +132,6 @@ Span Tracer::Begin(Operation operation, SpanKind kind, const SpanContext& parent
   return span;
 }
 
-Span Tracer::StartRequest(Rpc rpc, const std::string* traceparent, const std::string* tracestate) {
-  return StartRequest(rpc, traceparent, tracestate, std::chrono::steady_clock::now());
-}
-
 Span Tracer::StartRequest(Rpc rpc, const std::string* traceparent, const std::string* tracestate,
                           std::chrono::steady_clock::time_point start) {
   SpanContext parent;

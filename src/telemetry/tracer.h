@@ -39,11 +39,9 @@ class Tracer {
 
   // The request span of one gRPC request, named by the route table (OPS-019), a child of the
   // caller's trace when `traceparent` parses (OPS-012); `tracestate` is kept only then and only
-  // when it is valid. Either pointer may be null (header absent).
+  // when it is valid. Either pointer may be null (header absent). The span starts at `start`
+  // (not later than now): the dispatcher passes the instant its call was made, read already.
   // implements: OPS-012
-  Span StartRequest(Rpc rpc, const std::string* traceparent, const std::string* tracestate);
-  // The same, for a request whose handling began at `start` (not later than now): the dispatcher
-  // passes the instant its call was made, which it has read already.
   Span StartRequest(Rpc rpc, const std::string* traceparent, const std::string* tracestate,
                     std::chrono::steady_clock::time_point start);
 

@@ -25,7 +25,8 @@ TEST(TracerTest, RequestSpanIsAChildOfTheCaller) {
   Tracer tracer(metrics, TracerOptions{.sample_ratio = 0.0, .sink = &sink});
   const std::string state = "congo=t61rcWkgMzE";
   {
-    Span request = tracer.StartRequest(Rpc::kPublish, &kParent, &state);
+    Span request =
+        tracer.StartRequest(Rpc::kPublish, &kParent, &state, std::chrono::steady_clock::now());
     ASSERT_TRUE(request.recording());  // sampled parent wins over ratio 0
     Span handler = tracer.Start(Operation::kRpcPublish, request.context());
     handler.SetError();
@@ -69,7 +70,8 @@ TEST(TracerTest, UnsampledRootAllocatesNoExportButRecordsTheMetric) {
   CollectingSink sink;
   Tracer tracer(metrics, TracerOptions{.sample_ratio = 0.0, .sink = &sink});
   {
-    Span request = tracer.StartRequest(Rpc::kQuery, nullptr, nullptr);
+    Span request =
+        tracer.StartRequest(Rpc::kQuery, nullptr, nullptr, std::chrono::steady_clock::now());
     EXPECT_FALSE(request.recording());
     // A child of an unsampled span is unsampled too, whatever the ratio.
     Span child = tracer.Start(Operation::kRpcQuery, request.context());
@@ -86,11 +88,13 @@ TEST(TracerTest, UnsampledRootAllocatesNoExportButRecordsTheMetric) {
 TEST(TracerTest, NoSinkKeepsTheCallersTraceIdOnly) {
   Metrics metrics("test");
   Tracer tracer(metrics, TracerOptions{.sample_ratio = 1.0, .sink = nullptr});
-  Span with_parent = tracer.StartRequest(Rpc::kQuery, &kParent, nullptr);
+  Span with_parent =
+      tracer.StartRequest(Rpc::kQuery, &kParent, nullptr, std::chrono::steady_clock::now());
   EXPECT_FALSE(with_parent.recording());
   EXPECT_TRUE(with_parent.context().has_trace_id());
   EXPECT_EQ(ToHex(with_parent.context().trace_id).view(), "4bf92f3577b34da6a3ce929d0e0e4736");
-  Span without = tracer.StartRequest(Rpc::kQuery, nullptr, nullptr);
+  Span without =
+      tracer.StartRequest(Rpc::kQuery, nullptr, nullptr, std::chrono::steady_clock::now());
   EXPECT_FALSE(without.context().has_trace_id());
 }
 
@@ -99,7 +103,7 @@ TEST(TracerTest, InvalidTracestateIsDropped) {
   CollectingSink sink;
   Tracer tracer(metrics, TracerOptions{.sample_ratio = 1.0, .sink = &sink});
   const std::string bad = "Not=Valid=State";
-  tracer.StartRequest(Rpc::kQuery, &kParent, &bad).End();
+  tracer.StartRequest(Rpc::kQuery, &kParent, &bad, std::chrono::steady_clock::now()).End();
   ASSERT_EQ(sink.spans.size(), 1u);
   EXPECT_TRUE(sink.spans[0].trace_state.empty());
 }
