@@ -121,10 +121,16 @@ void AppendStringAttribute(uint32_t field, std::string_view key, std::string_vie
   w.Bytes(1, value);
 }
 
-// The constant bytes of the span encoding, made once: the rpc.system / rpc.service / rpc.method
-// attributes (Span field 9) of each route, and for each integer attribute its KeyValue key field.
+// The constant bytes of the span encoding, made once: a request span's rpc.system attribute
+// (Span field 9), and for each integer attribute its KeyValue key field.
+//
+// A request span carries no rpc.service or rpc.method: its name is already the route table's
+// `<grpc_service>/<grpc_method>` (OPS-019), and each exported byte costs the serving core. The
+// two attributes were a quarter of a GetConfiguration's span bytes, and leaving them out took
+// 1.4% off its CPU per request with every span exported (bench/telemetry.sh's side by side
+// method, docs/telemetry.md).
 struct Constants {
-  std::array<std::string, kRpcCount> route_attributes;
+  std::string rpc_system;
   std::array<std::string, kIntAttributeCount> int_keys;          // KeyValue.key = 1, tag included
   std::array<std::string, Vocabulary<Operation>::kCount> names;  // Span.name = 5, tag included
 };
@@ -139,12 +145,7 @@ size_t IntKeyValueSize(const Constants& c, size_t i, size_t value_size) {
 const Constants& SpanConstants() {
   static const Constants constants = [] {
     Constants c;
-    for (size_t i = 0; i < kRpcCount; ++i) {
-      const Route& route = RouteOf(static_cast<Rpc>(i));
-      AppendStringAttribute(9, "rpc.system", "grpc", &c.route_attributes[i]);
-      AppendStringAttribute(9, "rpc.service", route.grpc_service, &c.route_attributes[i]);
-      AppendStringAttribute(9, "rpc.method", route.grpc_method, &c.route_attributes[i]);
-    }
+    AppendStringAttribute(9, "rpc.system", "grpc", &c.rpc_system);
     for (size_t i = 0; i < kIntAttributeCount; ++i) {
       const std::string_view key = IntAttributeName(static_cast<IntAttribute>(i));
       std::string& bytes = c.int_keys[i];
@@ -169,7 +170,7 @@ constexpr size_t kFixedSpanBytes = (2 + 16) + (2 + 8) + 2 + 2 * 9 + (2 + 4);
 
 // The size of trace.v1.Span's own fields (without its ScopeSpans.spans tag and length). Spans
 // are encoded on the serving threads as they end, so this and WriteSpan stay branch-light: the
-// name and the route attributes are precomputed bytes, the integer attributes a bit loop.
+// name and rpc.system are precomputed bytes, the integer attributes a bit loop.
 size_t SpanSize(const Constants& c, const SpanData& span) {
   size_t size = kFixedSpanBytes + c.names[static_cast<size_t>(span.operation)].size();
   if (!span.trace_state.empty()) {
@@ -179,7 +180,7 @@ size_t SpanSize(const Constants& c, const SpanData& span) {
     size += 2 + 8;
   }
   if (span.rpc) {
-    size += c.route_attributes[static_cast<size_t>(*span.rpc)].size();
+    size += c.rpc_system.size();
   }
   for (uint32_t set = span.ints_set; set != 0; set &= set - 1) {
     const auto i = static_cast<size_t>(std::countr_zero(set));
@@ -211,8 +212,8 @@ void WriteSpan(const Constants& c, const SpanData& span, Writer& w) {
   w.Byte(static_cast<char>(span.kind));
   w.Fixed64(7, span.start_unix_ns);  // start_time_unix_nano
   w.Fixed64(8, span.end_unix_ns);    // end_time_unix_nano
-  if (span.rpc) {                    // attributes = 9: the route table words
-    w.Raw(c.route_attributes[static_cast<size_t>(*span.rpc)]);
+  if (span.rpc) {                    // attributes = 9: a request span's rpc.system
+    w.Raw(c.rpc_system);
   }
   for (uint32_t set = span.ints_set; set != 0; set &= set - 1) {
     const auto i = static_cast<size_t>(std::countr_zero(set));

@@ -56,7 +56,7 @@ struct SpanData {
   uint64_t start_unix_ns = 0;
   uint64_t end_unix_ns = 0;
   bool error = false;
-  std::optional<Rpc> rpc;  // request span: rpc.system/rpc.service/rpc.method from the route table
+  std::optional<Rpc> rpc;  // request span (exported with rpc.system; its name holds the route)
   std::array<int64_t, kIntAttributeCount> ints{};
   uint32_t ints_set = 0;  // bit i: ints[i] was set
   // auth.principal (AUTH-028): the name of the operator-configured API key that admitted the
