@@ -37,8 +37,8 @@ constexpr char Tag(uint32_t field, uint32_t wire_type) {
 }
 constexpr uint64_t kFlagsTag = 16 << 3 | kFixed32;  // Span.flags: a two-byte tag
 
-// Writes into storage already sized for it (the span encoding below measures first, then writes
-// each byte once: no capacity checks, no nested scratch buffers copied outward).
+// Writes into storage already sized for it (measured exactly, or for spans bounded: no capacity
+// checks, no nested scratch buffers copied outward).
 class Writer {
  public:
   explicit Writer(char* at) : at_(at) {}
@@ -121,8 +121,9 @@ void AppendStringAttribute(uint32_t field, std::string_view key, std::string_vie
   w.Bytes(1, value);
 }
 
-// The constant bytes of the span encoding, made once: a request span's rpc.system attribute
-// (Span field 9), and for each integer attribute its KeyValue key field.
+// The constant bytes of the span encoding, made once: each operation's name and kind fields, a
+// request span's rpc.system attribute (Span field 9), and each integer attribute's KeyValue up to
+// its value.
 //
 // A request span carries no rpc.service or rpc.method: its name is already the route table's
 // `<grpc_service>/<grpc_method>` (OPS-019), and each exported byte costs the serving core. The
@@ -130,34 +131,52 @@ void AppendStringAttribute(uint32_t field, std::string_view key, std::string_vie
 // 1.4% off its CPU per request with every span exported (bench/telemetry.sh's side by side
 // method, docs/telemetry.md).
 struct Constants {
+  // Span.name = 5 and Span.kind = 6 of each operation, for kind INTERNAL ([0]) and SERVER ([1]).
+  std::array<std::array<std::string, 2>, Vocabulary<Operation>::kCount> heads;
   std::string rpc_system;
-  std::array<std::string, kIntAttributeCount> int_keys;          // KeyValue.key = 1, tag included
-  std::array<std::string, Vocabulary<Operation>::kCount> names;  // Span.name = 5, tag included
+  // attributes = 9 (KeyValue { key = 1; value = 2 (AnyValue { int_value = 3 }) }) up to the
+  // value's varint, with both lengths as for a one-byte value: the writer adds the value's extra
+  // bytes to the bytes at kKeyValueLengthAt and (size - 2).
+  std::array<std::string, kIntAttributeCount> int_prefixes;
+  // The most bytes of Span fields a span writes besides its trace_state and principal.
+  size_t max_fields = 0;
 };
-
-// The size of one integer attribute's KeyValue: its key field, then value = 2 holding
-// AnyValue { int_value = 3 } of a `value_size`-byte varint. Under 128 (the keys are short, checked
-// in SpanConstants), so its own length takes one byte.
-size_t IntKeyValueSize(const Constants& c, size_t i, size_t value_size) {
-  return c.int_keys[i].size() + 2 + 1 + value_size;
-}
+constexpr size_t kKeyValueLengthAt = 1;
 
 const Constants& SpanConstants() {
   static const Constants constants = [] {
     Constants c;
+    size_t max_head = 0;
+    for (size_t i = 0; i < c.heads.size(); ++i) {
+      const std::string_view name = OperationName(static_cast<Operation>(i));
+      for (const SpanKind kind : {SpanKind::kInternal, SpanKind::kServer}) {
+        std::string& head = c.heads[i][kind == SpanKind::kServer ? 1 : 0];
+        Writer w = Grow(&head, FieldSize(name.size()) + 2);
+        w.Bytes(5, name);
+        w.Byte(Tag(6, kVarint));
+        w.Byte(static_cast<char>(kind));
+        max_head = std::max(max_head, head.size());
+      }
+    }
     AppendStringAttribute(9, "rpc.system", "grpc", &c.rpc_system);
+    size_t max_ints = 0;
     for (size_t i = 0; i < kIntAttributeCount; ++i) {
       const std::string_view key = IntAttributeName(static_cast<IntAttribute>(i));
-      std::string& bytes = c.int_keys[i];
-      Writer w = Grow(&bytes, FieldSize(key.size()));
+      const size_t key_value = FieldSize(key.size()) + FieldSize(1 + 1);  // one-byte value
+      XB_CHECK(key_value + VarintSize(UINT64_MAX) - 1 < 0x80);  // every length takes one byte
+      std::string& prefix = c.int_prefixes[i];
+      Writer w = Grow(&prefix, 2 + key_value - 1);
+      w.Byte(Tag(9, kLengthDelimited));
+      w.Byte(static_cast<char>(key_value));
       w.Bytes(1, key);
-      XB_CHECK(IntKeyValueSize(c, i, VarintSize(UINT64_MAX)) < 0x80);
+      w.Byte(Tag(2, kLengthDelimited));  // KeyValue.value
+      w.Byte(static_cast<char>(1 + 1));
+      w.Byte(Tag(3, kVarint));  // AnyValue.int_value
+      max_ints += prefix.size() + VarintSize(UINT64_MAX);
     }
-    for (size_t i = 0; i < c.names.size(); ++i) {
-      const std::string_view name = OperationName(static_cast<Operation>(i));
-      Writer w = Grow(&c.names[i], FieldSize(name.size()));
-      w.Bytes(5, name);
-    }
+    // trace_id, span_id, parent_span_id, the two times, flags; status.
+    c.max_fields = (2 + 16) + (2 + 8) + (2 + 8) + 2 * 9 + (2 + 4) + max_head + c.rpc_system.size() +
+                   max_ints + 4;
     return c;
   }();
   return constants;
@@ -165,38 +184,27 @@ const Constants& SpanConstants() {
 
 bool HasParent(const SpanData& span) { return !AllZero(span.parent_span_id); }
 
-// The bytes of a span every span has: trace_id, span_id, kind, the two times and flags.
-constexpr size_t kFixedSpanBytes = (2 + 16) + (2 + 8) + 2 + 2 * 9 + (2 + 4);
+constexpr std::string_view kPrincipalKey = "auth.principal";
 
-// The size of trace.v1.Span's own fields (without its ScopeSpans.spans tag and length). Spans
-// are encoded on the serving threads as they end, so this and WriteSpan stay branch-light: the
-// name and rpc.system are precomputed bytes, the integer attributes a bit loop.
-size_t SpanSize(const Constants& c, const SpanData& span) {
-  size_t size = kFixedSpanBytes + c.names[static_cast<size_t>(span.operation)].size();
-  if (!span.trace_state.empty()) {
-    size += FieldSize(span.trace_state.size());
-  }
-  if (HasParent(span)) {
-    size += 2 + 8;
-  }
-  if (span.rpc) {
-    size += c.rpc_system.size();
-  }
-  for (uint32_t set = span.ints_set; set != 0; set &= set - 1) {
-    const auto i = static_cast<size_t>(std::countr_zero(set));
-    size += 2 + IntKeyValueSize(c, i, VarintSize(static_cast<uint64_t>(span.ints[i])));
-  }
-  if (!span.principal.empty()) {
-    const size_t any = FieldSize(span.principal.size());
-    size += FieldSize(FieldSize(std::string_view("auth.principal").size()) + FieldSize(any));
-  }
-  if (span.error) {
-    size += 4;  // status
-  }
-  return size;
+size_t PrincipalAttributeFields(std::string_view principal) {
+  return FieldSize(kPrincipalKey.size()) + FieldSize(FieldSize(principal.size()));
 }
 
-// trace.v1.Span's fields, exactly SpanSize bytes.
+// The most bytes of trace.v1.Span fields WriteSpan writes for `span`.
+size_t SpanFieldsBound(const Constants& c, const SpanData& span) {
+  size_t bound = c.max_fields;
+  if (!span.trace_state.empty()) {
+    bound += FieldSize(span.trace_state.size());
+  }
+  if (!span.principal.empty()) {
+    bound += FieldSize(PrincipalAttributeFields(span.principal));
+  }
+  return bound;
+}
+
+// trace.v1.Span's fields. Spans are encoded on the serving threads as they end, so this stays
+// branch-light and measures nothing beforehand: the name, kind and rpc.system are precomputed
+// bytes, the integer attributes a precomputed prefix each.
 void WriteSpan(const Constants& c, const SpanData& span, Writer& w) {
   w.Id(1, span.context.trace_id);  // trace_id
   w.Id(2, span.context.span_id);   // span_id
@@ -207,9 +215,8 @@ void WriteSpan(const Constants& c, const SpanData& span, Writer& w) {
   if (has_parent) {
     w.Id(4, span.parent_span_id);  // parent_span_id
   }
-  w.Raw(c.names[static_cast<size_t>(span.operation)]);  // name
-  w.Byte(Tag(6, kVarint));                              // kind
-  w.Byte(static_cast<char>(span.kind));
+  // name = 5, kind = 6
+  w.Raw(c.heads[static_cast<size_t>(span.operation)][span.kind == SpanKind::kServer ? 1 : 0]);
   w.Fixed64(7, span.start_unix_ns);  // start_time_unix_nano
   w.Fixed64(8, span.end_unix_ns);    // end_time_unix_nano
   if (span.rpc) {                    // attributes = 9: a request span's rpc.system
@@ -218,23 +225,20 @@ void WriteSpan(const Constants& c, const SpanData& span, Writer& w) {
   for (uint32_t set = span.ints_set; set != 0; set &= set - 1) {
     const auto i = static_cast<size_t>(std::countr_zero(set));
     const auto value = static_cast<uint64_t>(span.ints[i]);
-    const size_t value_size = VarintSize(value);
-    w.Byte(Tag(9, kLengthDelimited));
-    w.Byte(static_cast<char>(IntKeyValueSize(c, i, value_size)));
-    w.Raw(c.int_keys[i]);
-    w.Byte(Tag(2, kLengthDelimited));  // KeyValue.value
-    w.Byte(static_cast<char>(1 + value_size));
-    w.Byte(Tag(3, kVarint));  // AnyValue.int_value
+    const std::string& prefix = c.int_prefixes[i];
+    char* const at = w.at();
+    w.Raw(prefix);
+    const auto extra = static_cast<char>(VarintSize(value) - 1);
+    at[kKeyValueLengthAt] = static_cast<char>(at[kKeyValueLengthAt] + extra);
+    at[prefix.size() - 2] = static_cast<char>(at[prefix.size() - 2] + extra);
     w.Varint(value);
   }
   if (!span.principal.empty()) {
-    const std::string_view key = "auth.principal";
-    const size_t any = FieldSize(span.principal.size());
     w.Byte(Tag(9, kLengthDelimited));
-    w.Varint(FieldSize(key.size()) + FieldSize(any));
-    w.Bytes(1, key);
+    w.Varint(PrincipalAttributeFields(span.principal));
+    w.Bytes(1, kPrincipalKey);
     w.Byte(Tag(2, kLengthDelimited));
-    w.Varint(any);
+    w.Varint(FieldSize(span.principal.size()));
     w.Bytes(1, span.principal);
   }
   if (span.error) {
@@ -416,10 +420,10 @@ std::string_view FrameItems(const OtlpFraming& framing, ByteBuffer& buffer, size
 }  // namespace
 
 void EncodedSpans::Append(const SpanData& span) {
-  const Constants& c = SpanConstants();
-  AppendItem(
-      framing_, SpanSize(c, span), [&](Writer& w) { WriteSpan(c, span, w); }, buffer_,
-      &items_size_);
+  const size_t at = framing_.room() + items_size_;
+  const size_t bound = SpanItemBound(span);
+  buffer_.Reserve(at + bound, 0, items_size_ == 0 ? 0 : at);
+  items_size_ += WriteSpanItem(span, bound, buffer_.data() + at);
   ++count_;
 }
 
@@ -472,17 +476,29 @@ void EncodedSpans::AppendEncoded(std::string_view items, size_t count) {
 
 std::string_view EncodedSpans::Frame() { return FrameItems(framing_, buffer_, items_size_); }
 
-SpanItemSize MeasureSpanItem(const SpanData& span) {
-  const size_t fields = SpanSize(SpanConstants(), span);
-  return SpanItemSize{.fields = fields, .bytes = FieldSize(fields)};
+size_t SpanItemBound(const SpanData& span) {
+  const size_t fields = SpanFieldsBound(SpanConstants(), span);
+  return FieldSize(fields) + 2;  // and the two bytes the fields may sit further on before the move
 }
 
-void WriteSpanItem(const SpanData& span, SpanItemSize size, char* out) {
-  Writer w(out);
-  w.Byte(Tag(2, kLengthDelimited));  // ScopeSpans.spans
-  w.Varint(size.fields);
+size_t WriteSpanItem(const SpanData& span, size_t bound, char* out) {
+  // The fields go after a one-byte length (every span without a long trace_state or principal
+  // fits one), then the length is written; a longer one moves the fields along. Measuring a span
+  // first cost as much as writing it.
+  constexpr size_t kFieldsAt = 2;
+  Writer w(out + kFieldsAt);
   WriteSpan(SpanConstants(), span, w);
-  XB_CHECK(static_cast<size_t>(w.at() - out) == size.bytes);
+  const auto fields = static_cast<size_t>(w.at() - (out + kFieldsAt));
+  const size_t length_size = VarintSize(fields);
+  if (length_size != 1) {
+    std::memmove(out + 1 + length_size, out + kFieldsAt, fields);
+  }
+  Writer item(out);
+  item.Byte(Tag(2, kLengthDelimited));  // ScopeSpans.spans
+  item.Varint(fields);
+  const size_t bytes = 1 + length_size + fields;
+  XB_CHECK(bytes + 2 <= bound);  // so nothing was stored past out + bound
+  return bytes;
 }
 
 std::string_view EncodeLogs(const OtlpFraming& framing, std::span<const LogRecordData> records,

@@ -76,14 +76,11 @@ class EncodedSpans {
 };
 
 // One span as an item of ScopeSpans.spans (its tag, length and fields), as EncodedSpans holds
-// them, for a caller that keeps its own buffer (the exporter's per-thread stages): measure it,
-// then write exactly `bytes` bytes at `out`.
-struct SpanItemSize {
-  size_t fields = 0;  // trace.v1.Span's own fields
-  size_t bytes = 0;   // the whole item
-};
-SpanItemSize MeasureSpanItem(const SpanData& span);
-void WriteSpanItem(const SpanData& span, SpanItemSize size, char* out);
+// them, for a caller that keeps its own buffer (the exporter's per-thread stages). SpanItemBound is
+// a cheap upper bound of the bytes WriteSpanItem stores (it writes the fields before it knows
+// their length); WriteSpanItem, given that bound, writes the item at `out` and returns its size.
+size_t SpanItemBound(const SpanData& span);
+size_t WriteSpanItem(const SpanData& span, size_t bound, char* out);
 
 // The ExportLogsServiceRequest body for `records`, written into `buffer` (which keeps its
 // capacity from batch to batch); valid until `buffer` is written again.

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -193,8 +194,6 @@ TEST(OtlpEncodingTest, SpansAppendedOneByOneFrameAsOneRequest) {
   }
 }
 
-// Log records (telemetry.otlp_logs) decode as an ExportLogsServiceRequest: the resource, time,
-// severity, body, every value kind of attribute and the trace id of a completion line.
 // Spans written as items elsewhere (the exporter's stages, WriteSpanItem) and appended in runs of
 // every length from 1 to 40 spans, so the copy starts at every alignment and ends mid-line: the
 // body is byte for byte the one Append builds span by span.
@@ -215,10 +214,10 @@ TEST(OtlpEncodingTest, EncodedItemsAppendedInRunsMatchSpanBySpan) {
     span.ints[static_cast<size_t>(IntAttribute::kRows)] = int64_t{1} << (i % 50);
     span.ints_set = i % 3 == 0 ? 0u : 1u << static_cast<unsigned>(IntAttribute::kRows);
     one_by_one.Append(span);
-    const SpanItemSize size = MeasureSpanItem(span);
     const size_t at = items.size();
-    items.resize(at + size.bytes);
-    WriteSpanItem(span, size, items.data() + at);
+    const size_t bound = SpanItemBound(span);
+    items.resize(at + bound);
+    items.resize(at + WriteSpanItem(span, bound, items.data() + at));
     if (++pending == run) {
       in_runs.AppendEncoded(items, pending);
       items.clear();
@@ -231,6 +230,58 @@ TEST(OtlpEncodingTest, EncodedItemsAppendedInRunsMatchSpanBySpan) {
   EXPECT_EQ(in_runs.Frame(), one_by_one.Frame());
 }
 
+// WriteSpanItem writes a span's fields before their length: a span whose fields need a two- or
+// three-byte length (a long tracestate, a very long API key name) is moved along after it. Each
+// length class decodes, every integer size is patched into its attribute's lengths, and nothing
+// is stored past the bound the caller reserved.
+TEST(OtlpEncodingTest, ItemsOfEveryLengthClassDecodeWithinTheirBound) {
+  const OtlpFraming framing(ResourceAttributes{{"service.name", "t"}});
+  for (const size_t principal : {size_t{0}, size_t{200}, size_t{20000}}) {
+    SpanData span;
+    span.operation = RequestOperation(Rpc::kPublish);
+    span.kind = SpanKind::kServer;
+    span.rpc = Rpc::kPublish;
+    span.context.trace_id.fill(3);
+    span.context.span_id.fill(4);
+    span.principal = std::string(principal, 'k');
+    const int64_t values[kIntAttributeCount] = {1, 300, 70000, -5, 0, INT64_MAX};
+    for (size_t i = 0; i < kIntAttributeCount; ++i) {
+      span.ints[i] = values[i];
+      span.ints_set |= 1u << i;
+    }
+    const size_t bound = SpanItemBound(span);
+    std::string out(bound + 64, '\xee');
+    const size_t bytes = WriteSpanItem(span, bound, out.data());
+    EXPECT_LE(bytes, bound);
+    EXPECT_EQ(out.substr(bound), std::string(64, '\xee')) << principal;
+
+    EncodedSpans batch(framing);
+    batch.AppendEncoded(std::string_view(out.data(), bytes), 1);
+    otlp::collector::trace::v1::ExportTraceServiceRequest decoded;
+    ASSERT_TRUE(decoded.ParseFromString(std::string(batch.Frame()))) << principal;
+    const auto& spans = decoded.resource_spans(0).scope_spans(0).spans();
+    ASSERT_EQ(spans.size(), 1);
+    EXPECT_EQ(spans[0].name(), "xmtp.backend.v1.PublishService/Publish");
+    EXPECT_EQ(spans[0].kind(), otlp::trace::v1::Span::SPAN_KIND_SERVER);
+    std::map<std::string, std::string> attrs;
+    for (const auto& kv : spans[0].attributes()) {
+      attrs[kv.key()] = kv.value().has_int_value() ? std::to_string(kv.value().int_value())
+                                                   : kv.value().string_value();
+    }
+    for (size_t i = 0; i < kIntAttributeCount; ++i) {
+      EXPECT_EQ(attrs[std::string(IntAttributeName(static_cast<IntAttribute>(i)))],
+                std::to_string(values[i]));
+    }
+    EXPECT_EQ(attrs["rpc.system"], "grpc");
+    EXPECT_EQ(attrs.count("auth.principal"), principal > 0 ? 1u : 0u);
+    if (principal > 0) {
+      EXPECT_EQ(attrs["auth.principal"], span.principal);
+    }
+  }
+}
+
+// Log records (telemetry.otlp_logs) decode as an ExportLogsServiceRequest: the resource, time,
+// severity, body, every value kind of attribute and the trace id of a completion line.
 TEST(OtlpEncodingTest, LogRecordsDecodeAsAnExportLogsServiceRequest) {
   LogRecordData completion;
   completion.time_unix_ns = 1'700'000'000'123'456'789ULL;

@@ -462,13 +462,12 @@ void OtlpExporter::Submit(SpanData&& span) {
     return;
   }
   Stage& stage = ThisThreadStage();
-  const SpanItemSize size = MeasureSpanItem(span);
+  const size_t bound = SpanItemBound(span);
   bool filled = false;
-  if (stage.size + size.bytes > stage.buffer.capacity()) {
-    filled = MoveStage(stage, size.bytes);  // and makes room for a span larger than the buffer
+  if (stage.size + bound > stage.buffer.capacity()) {
+    filled = MoveStage(stage, bound);  // and makes room for a span larger than the buffer
   }
-  WriteSpanItem(span, size, stage.buffer.data() + stage.size);
-  stage.size += size.bytes;
+  stage.size += WriteSpanItem(span, bound, stage.buffer.data() + stage.size);
   stage.ends[stage.count++] = stage.size;
   stage.committed.store(stage.count, std::memory_order_release);
   // A stage moves when it holds kStageSpans, or sooner when that fills the batch, so a full
