@@ -1,8 +1,9 @@
-// bench/span_encode_bench.cc: the serving thread's share of exporting a span, EncodedSpans::Append
-// (telemetry/otlp_encoding.h), which runs under the exporter's batch lock each time a sampled span
-// ends. The spans are those of one GetConfiguration (the request span with its route attributes
-// and three integer attributes; the rpc.* handler span under it) and of a publish stage. The batch
-// is cleared every 4096 spans as the exporter does, so its buffer is as large as in the server.
+// bench/span_encode_bench.cc: the serving thread's share of exporting a span, encoding it
+// (EncodedSpans::Append, telemetry/otlp_encoding.h: the same writer the exporter's per-thread
+// stages use) each time a sampled span ends. The spans are those of one GetConfiguration (the
+// request span with rpc.system and three integer attributes; the rpc.* handler span under it)
+// and of a publish stage. The batch is cleared every 4096 spans as the exporter does, so its
+// buffer is as large as in the server.
 //
 //   cmake --build build --target span_encode_bench && taskset -c 1 build/bench/span_encode_bench
 #include <benchmark/benchmark.h>
