@@ -13,7 +13,7 @@
 
 #include "base/byte_buffer.h"
 #include "base/check.h"
-#include "telemetry/route.h"
+#include "telemetry/vocabulary.h"
 
 namespace xb::telemetry {
 namespace {
@@ -37,8 +37,8 @@ constexpr char Tag(uint32_t field, uint32_t wire_type) {
 }
 constexpr uint64_t kFlagsTag = 16 << 3 | kFixed32;  // Span.flags: a two-byte tag
 
-// Writes into storage already sized for it (measured exactly, or for spans bounded: no capacity
-// checks, no nested scratch buffers copied outward).
+// Writes into storage already sized for it (exactly, or for a span by an upper bound): no capacity
+// checks, no nested scratch buffers copied outward.
 class Writer {
  public:
   explicit Writer(char* at) : at_(at) {}
@@ -126,12 +126,10 @@ void AppendStringAttribute(uint32_t field, std::string_view key, std::string_vie
 // its value.
 //
 // A request span carries no rpc.service or rpc.method: its name is already the route table's
-// `<grpc_service>/<grpc_method>` (OPS-019), and each exported byte costs the serving core. The
-// two attributes were a quarter of a GetConfiguration's span bytes, and leaving them out took
-// 1.4% off its CPU per request with every span exported (bench/telemetry.sh's side by side
-// method, docs/telemetry.md).
+// `<grpc_service>/<grpc_method>` (OPS-019), so the two would repeat it in a quarter of a
+// GetConfiguration's exported span bytes.
 struct Constants {
-  // Span.name = 5 and Span.kind = 6 of each operation, for kind INTERNAL ([0]) and SERVER ([1]).
+  // Span.name = 5 and Span.kind = 6 of each operation and kind ([KindIndex(kind)]).
   std::array<std::array<std::string, 2>, Vocabulary<Operation>::kCount> heads;
   std::string rpc_system;
   // attributes = 9 (KeyValue { key = 1; value = 2 (AnyValue { int_value = 3 }) }) up to the
@@ -143,6 +141,9 @@ struct Constants {
 };
 constexpr size_t kKeyValueLengthAt = 1;
 
+// A span kind's place in Constants::heads (a span is INTERNAL or SERVER).
+constexpr size_t KindIndex(SpanKind kind) { return kind == SpanKind::kServer ? 1 : 0; }
+
 const Constants& SpanConstants() {
   static const Constants constants = [] {
     Constants c;
@@ -150,7 +151,7 @@ const Constants& SpanConstants() {
     for (size_t i = 0; i < c.heads.size(); ++i) {
       const std::string_view name = OperationName(static_cast<Operation>(i));
       for (const SpanKind kind : {SpanKind::kInternal, SpanKind::kServer}) {
-        std::string& head = c.heads[i][kind == SpanKind::kServer ? 1 : 0];
+        std::string& head = c.heads[i][KindIndex(kind)];
         Writer w = Grow(&head, FieldSize(name.size()) + 2);
         w.Bytes(5, name);
         w.Byte(Tag(6, kVarint));
@@ -216,7 +217,7 @@ void WriteSpan(const Constants& c, const SpanData& span, Writer& w) {
     w.Id(4, span.parent_span_id);  // parent_span_id
   }
   // name = 5, kind = 6
-  w.Raw(c.heads[static_cast<size_t>(span.operation)][span.kind == SpanKind::kServer ? 1 : 0]);
+  w.Raw(c.heads[static_cast<size_t>(span.operation)][KindIndex(span.kind)]);
   w.Fixed64(7, span.start_unix_ns);  // start_time_unix_nano
   w.Fixed64(8, span.end_unix_ns);    // end_time_unix_nano
   if (span.rpc) {                    // attributes = 9: a request span's rpc.system
@@ -483,8 +484,8 @@ size_t SpanItemBound(const SpanData& span) {
 
 size_t WriteSpanItem(const SpanData& span, size_t bound, char* out) {
   // The fields go after a one-byte length (every span without a long trace_state or principal
-  // fits one), then the length is written; a longer one moves the fields along. Measuring a span
-  // first cost as much as writing it.
+  // fits one), then the length is written; a longer one moves the fields along. A measuring pass
+  // before the write was about a third of the encoding's instructions (callgrind).
   constexpr size_t kFieldsAt = 2;
   Writer w(out + kFieldsAt);
   WriteSpan(SpanConstants(), span, w);

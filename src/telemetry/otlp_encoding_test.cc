@@ -232,18 +232,29 @@ TEST(OtlpEncodingTest, EncodedItemsAppendedInRunsMatchSpanBySpan) {
 
 // WriteSpanItem writes a span's fields before their length: a span whose fields need a two- or
 // three-byte length (a long tracestate, a very long API key name) is moved along after it. Each
-// length class decodes, every integer size is patched into its attribute's lengths, and nothing
-// is stored past the bound the caller reserved.
+// length class decodes with every optional field present (tracestate, parent, principal, error
+// status), every integer size is patched into its attribute's lengths, and nothing is stored past
+// the bound the caller reserved.
 TEST(OtlpEncodingTest, ItemsOfEveryLengthClassDecodeWithinTheirBound) {
   const OtlpFraming framing(ResourceAttributes{{"service.name", "t"}});
-  for (const size_t principal : {size_t{0}, size_t{200}, size_t{20000}}) {
+  struct Case {
+    size_t trace_state;  // characters after "k="
+    size_t principal;
+  };
+  for (const Case& c : {Case{0, 0}, Case{0, 200}, Case{300, 0}, Case{500, 20000}}) {
+    SCOPED_TRACE(testing::Message() << c.trace_state << " " << c.principal);
     SpanData span;
     span.operation = RequestOperation(Rpc::kPublish);
     span.kind = SpanKind::kServer;
     span.rpc = Rpc::kPublish;
     span.context.trace_id.fill(3);
     span.context.span_id.fill(4);
-    span.principal = std::string(principal, 'k');
+    span.parent_span_id.fill(5);
+    span.error = true;
+    if (c.trace_state > 0) {
+      span.trace_state = "k=" + std::string(c.trace_state, 'v');
+    }
+    span.principal = std::string(c.principal, 'k');
     const int64_t values[kIntAttributeCount] = {1, 300, 70000, -5, 0, INT64_MAX};
     for (size_t i = 0; i < kIntAttributeCount; ++i) {
       span.ints[i] = values[i];
@@ -253,16 +264,19 @@ TEST(OtlpEncodingTest, ItemsOfEveryLengthClassDecodeWithinTheirBound) {
     std::string out(bound + 64, '\xee');
     const size_t bytes = WriteSpanItem(span, bound, out.data());
     EXPECT_LE(bytes, bound);
-    EXPECT_EQ(out.substr(bound), std::string(64, '\xee')) << principal;
+    EXPECT_EQ(out.substr(bound), std::string(64, '\xee'));
 
     EncodedSpans batch(framing);
     batch.AppendEncoded(std::string_view(out.data(), bytes), 1);
     otlp::collector::trace::v1::ExportTraceServiceRequest decoded;
-    ASSERT_TRUE(decoded.ParseFromString(std::string(batch.Frame()))) << principal;
+    ASSERT_TRUE(decoded.ParseFromString(std::string(batch.Frame())));
     const auto& spans = decoded.resource_spans(0).scope_spans(0).spans();
     ASSERT_EQ(spans.size(), 1);
     EXPECT_EQ(spans[0].name(), "xmtp.backend.v1.PublishService/Publish");
     EXPECT_EQ(spans[0].kind(), otlp::trace::v1::Span::SPAN_KIND_SERVER);
+    EXPECT_EQ(spans[0].trace_state(), span.trace_state);
+    EXPECT_EQ(spans[0].parent_span_id(), std::string(8, '\x05'));
+    EXPECT_EQ(spans[0].status().code(), otlp::trace::v1::Status::STATUS_CODE_ERROR);
     std::map<std::string, std::string> attrs;
     for (const auto& kv : spans[0].attributes()) {
       attrs[kv.key()] = kv.value().has_int_value() ? std::to_string(kv.value().int_value())
@@ -273,8 +287,8 @@ TEST(OtlpEncodingTest, ItemsOfEveryLengthClassDecodeWithinTheirBound) {
                 std::to_string(values[i]));
     }
     EXPECT_EQ(attrs["rpc.system"], "grpc");
-    EXPECT_EQ(attrs.count("auth.principal"), principal > 0 ? 1u : 0u);
-    if (principal > 0) {
+    EXPECT_EQ(attrs.count("auth.principal"), c.principal > 0 ? 1u : 0u);
+    if (c.principal > 0) {
       EXPECT_EQ(attrs["auth.principal"], span.principal);
     }
   }

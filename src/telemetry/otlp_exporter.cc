@@ -198,10 +198,9 @@ asio::awaitable<bool> Connect(OtlpExporter::Session& s, const OtlpExporter::Targ
 }
 
 // Runs `exchange` (a coroutine on the session's connection) until it ends or `deadline` passes.
-// The resolver has no expiry of its own, so run_until bounds the whole
-// exchange. Out of time mid-exchange, the connection is dropped (with what it still queues of a
-// body), and so is the session, with the suspended exchange in its io_context (its frame is
-// destroyed, never resumed).
+// The resolver has no expiry of its own, so run_until bounds the whole exchange. Out of time
+// mid-exchange, the connection is dropped (with what it still queues of a body), and so is the
+// session, with the suspended exchange in its io_context (its frame is destroyed, never resumed).
 template <typename Exchange>
 void RunBounded(std::unique_ptr<OtlpExporter::Session>& session, Clock::time_point deadline,
                 Exchange exchange) {
