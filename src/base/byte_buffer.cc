@@ -1,15 +1,20 @@
 #include "base/byte_buffer.h"
 
+#include <sys/mman.h>
+
 #include <bit>
+#include <new>
 #include <utility>
 #include <vector>
 
 namespace xb {
 namespace {
 
+constexpr std::align_val_t kHugeAlignment{ByteBuffer::kHugePageBytes};
+
 struct CachedBlock {
   size_t capacity = 0;
-  std::unique_ptr<char[]> block;
+  ByteBuffer::Block block;
 };
 
 // Set once this thread's cache is destroyed (thread exit): a buffer freed later frees its block.
@@ -45,14 +50,31 @@ BlockCache* ThreadCache() {
 
 }  // namespace
 
-std::unique_ptr<char[]> ByteBuffer::Allocate(size_t& capacity) {
+void ByteBlockFree::operator()(char* block) const {
+  if (huge) {
+    ::operator delete[](block, kHugeAlignment);
+  } else {
+    delete[] block;
+  }
+}
+
+ByteBuffer::Block ByteBuffer::Allocate(size_t& capacity, Pages pages) {
+  if (pages == Pages::kHuge) {
+    capacity = (capacity + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+    Block block(static_cast<char*>(::operator new[](capacity, kHugeAlignment)),
+                ByteBlockFree{true});
+    // Advice only: without THP (or with it disabled) the block keeps small pages.
+    (void)::madvise(block.get(), capacity, MADV_HUGEPAGE);
+    return block;
+  }
+  const auto small = [](size_t size) { return Block(new char[size]); };
   if (capacity < kMinCachedBlock) {
-    return std::make_unique_for_overwrite<char[]>(capacity);
+    return small(capacity);
   }
   capacity = std::bit_ceil(capacity);
   BlockCache* cache_ptr = ThreadCache();
   if (cache_ptr == nullptr) {
-    return std::make_unique_for_overwrite<char[]>(capacity);
+    return small(capacity);
   }
   BlockCache& cache = *cache_ptr;
   // The smallest cached block that fits.
@@ -63,15 +85,16 @@ std::unique_ptr<char[]> ByteBuffer::Allocate(size_t& capacity) {
     }
   }
   if (best == cache.blocks.end()) {
-    return std::make_unique_for_overwrite<char[]>(capacity);
+    return small(capacity);
   }
   CachedBlock taken = TakeAt(cache, best);
   capacity = taken.capacity;
   return std::move(taken.block);
 }
 
-void ByteBuffer::Release(std::unique_ptr<char[]> block, size_t capacity) {
-  if (block == nullptr || capacity < kMinCachedBlock || capacity > kMaxCachedBytes) {
+void ByteBuffer::Release(Block block, size_t capacity) {
+  if (block == nullptr || block.get_deleter().huge || capacity < kMinCachedBlock ||
+      capacity > kMaxCachedBytes) {
     return;  // freed
   }
   BlockCache* cache_ptr = ThreadCache();

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -135,6 +138,58 @@ TEST(ByteBuffer, AFullCacheDropsItsSmallestBlocksForALargerOne) {
     next.Reserve(kEighth * 2, 0, 0);
     EXPECT_NE(decoy.get(), large);
     EXPECT_EQ(next.data(), large);
+  });
+}
+
+// The VmFlags of the mapping that holds `at`, from /proc/self/smaps ("" when none is found).
+std::string MappingFlags(const void* at) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto address = reinterpret_cast<uintptr_t>(at);
+  bool inside = false;
+  std::string line;
+  while (std::getline(smaps, line)) {
+    uintptr_t begin = 0;
+    uintptr_t end = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &begin, &end) == 2 && line.find(':') > 20) {
+      inside = begin <= address && address < end;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+TEST(ByteBuffer, AHugePageBufferTakesWholeAlignedHugePagesAndKeepsItsBytesWhenItGrows) {
+  OnFreshThread([] {
+    ByteBuffer buffer(ByteBuffer::Pages::kHuge);
+    buffer.Reserve(700 << 10, 0, 0);
+    EXPECT_EQ(buffer.capacity(), ByteBuffer::kHugePageBytes);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer.data()) % ByteBuffer::kHugePageBytes, 0u);
+    // The kernel was asked for huge pages ("hg": MADV_HUGEPAGE), whether or not THP is on here.
+    EXPECT_NE(MappingFlags(buffer.data()).find(" hg"), std::string::npos)
+        << MappingFlags(buffer.data());
+
+    std::memcpy(buffer.data() + 100, "abcdef", 6);
+    EXPECT_EQ(buffer.Reserve(ByteBuffer::kHugePageBytes + 1, 100, 106), 100u);
+    EXPECT_EQ(buffer.capacity(), 2 * ByteBuffer::kHugePageBytes);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer.data()) % ByteBuffer::kHugePageBytes, 0u);
+    EXPECT_EQ(Bytes(buffer, 0, 6), "abcdef");
+  });
+}
+
+TEST(ByteBuffer, HugePageBlocksAreNotCached) {
+  OnFreshThread([] {
+    char* huge = nullptr;
+    {
+      ByteBuffer buffer(ByteBuffer::Pages::kHuge);
+      buffer.Reserve(ByteBuffer::kMinCachedBlock, 0, 0);
+      huge = buffer.data();
+    }
+    // A cached block would be handed to the next buffer that grows to its size on this thread.
+    ByteBuffer next;
+    next.Reserve(ByteBuffer::kMinCachedBlock, 0, 0);
+    EXPECT_NE(next.data(), huge);
+    EXPECT_EQ(next.capacity(), ByteBuffer::kMinCachedBlock);
   });
 }
 

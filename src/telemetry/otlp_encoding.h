@@ -54,7 +54,10 @@ class OtlpFraming {
 // than queueing the SpanData and reading it back on the exporter thread. One thread at a time.
 class EncodedSpans {
  public:
-  explicit EncodedSpans(const OtlpFraming& framing) : framing_(framing) {}
+  // The exporter's batches take huge pages (ByteBuffer::Pages::kHuge): it splices them.
+  explicit EncodedSpans(const OtlpFraming& framing,
+                        ByteBuffer::Pages pages = ByteBuffer::Pages::kSmall)
+      : framing_(framing), buffer_(pages) {}
 
   void Append(const SpanData& span);
   size_t count() const { return count_; }

@@ -410,7 +410,7 @@ bool OtlpExporter::MoveSpans(const Stage& stage, size_t first, size_t last) {
   while (first < last) {
     if (filling_ == nullptr) {
       if (spare_.empty()) {
-        filling_ = std::make_unique<EncodedSpans>(framing_);
+        filling_ = std::make_unique<EncodedSpans>(framing_, ByteBuffer::Pages::kHuge);
       } else {
         filling_ = std::move(spare_.back());
         spare_.pop_back();
