@@ -37,6 +37,25 @@ constexpr char Tag(uint32_t field, uint32_t wire_type) {
 }
 constexpr uint64_t kFlagsTag = 16 << 3 | kFixed32;  // Span.flags: a two-byte tag
 
+// Constant bytes of the span encoding, copied whole: a copy of a fixed N bytes is a few vector
+// moves inline, where a copy of the exact length is a call to memcpy (five of them in a request
+// span). The writer advances by `size`; the bytes stored past it are overwritten by the next field
+// or lie past the span's end, within its bound (SpanItemBound counts N for each).
+template <size_t N>
+struct Snippet {
+  std::array<char, N> bytes{};
+  size_t size = 0;
+};
+
+template <size_t N>
+Snippet<N> SnippetOf(std::string_view bytes) {
+  XB_CHECK(bytes.size() <= N);
+  Snippet<N> snippet;
+  std::memcpy(snippet.bytes.data(), bytes.data(), bytes.size());
+  snippet.size = bytes.size();
+  return snippet;
+}
+
 // Writes into storage already sized for it (exactly, or for a span by an upper bound): no capacity
 // checks, no nested scratch buffers copied outward.
 class Writer {
@@ -55,6 +74,12 @@ class Writer {
   void Raw(std::string_view bytes) {
     std::memcpy(at_, bytes.data(), bytes.size());
     at_ += bytes.size();
+  }
+  // A snippet's bytes; stores all N of them (see Snippet).
+  template <size_t N>
+  void Whole(const Snippet<N>& snippet) {
+    std::memcpy(at_, snippet.bytes.data(), N);
+    at_ += snippet.size;
   }
   // A field of N bytes whose length fits one byte: a fixed-size copy the compiler inlines.
   template <size_t N>
@@ -129,13 +154,16 @@ void AppendStringAttribute(uint32_t field, std::string_view key, std::string_vie
 // `<grpc_service>/<grpc_method>` (OPS-019), so the two would repeat it in a quarter of a
 // GetConfiguration's exported span bytes.
 struct Constants {
+  // The longest span name is 67 bytes (a route table name), its head 71.
+  static constexpr size_t kHeadBytes = 80;
+  static constexpr size_t kAttributeBytes = 32;
   // Span.name = 5 and Span.kind = 6 of each operation and kind ([KindIndex(kind)]).
-  std::array<std::array<std::string, 2>, Vocabulary<Operation>::kCount> heads;
-  std::string rpc_system;
+  std::array<std::array<Snippet<kHeadBytes>, 2>, Vocabulary<Operation>::kCount> heads;
+  Snippet<kAttributeBytes> rpc_system;
   // attributes = 9 (KeyValue { key = 1; value = 2 (AnyValue { int_value = 3 }) }) up to the
   // value's varint, with both lengths as for a one-byte value: the writer adds the value's extra
   // bytes to the bytes at kKeyValueLengthAt and (size - 2).
-  std::array<std::string, kIntAttributeCount> int_prefixes;
+  std::array<Snippet<kAttributeBytes>, kIntAttributeCount> int_prefixes;
   // The most bytes of Span fields a span writes besides its trace_state and principal.
   size_t max_fields = 0;
 };
@@ -147,25 +175,25 @@ constexpr size_t KindIndex(SpanKind kind) { return kind == SpanKind::kServer ? 1
 const Constants& SpanConstants() {
   static const Constants constants = [] {
     Constants c;
-    size_t max_head = 0;
     for (size_t i = 0; i < c.heads.size(); ++i) {
       const std::string_view name = OperationName(static_cast<Operation>(i));
       for (const SpanKind kind : {SpanKind::kInternal, SpanKind::kServer}) {
-        std::string& head = c.heads[i][KindIndex(kind)];
+        std::string head;
         Writer w = Grow(&head, FieldSize(name.size()) + 2);
         w.Bytes(5, name);
         w.Byte(Tag(6, kVarint));
         w.Byte(static_cast<char>(kind));
-        max_head = std::max(max_head, head.size());
+        c.heads[i][KindIndex(kind)] = SnippetOf<Constants::kHeadBytes>(head);
       }
     }
-    AppendStringAttribute(9, "rpc.system", "grpc", &c.rpc_system);
-    size_t max_ints = 0;
+    std::string rpc_system;
+    AppendStringAttribute(9, "rpc.system", "grpc", &rpc_system);
+    c.rpc_system = SnippetOf<Constants::kAttributeBytes>(rpc_system);
     for (size_t i = 0; i < kIntAttributeCount; ++i) {
       const std::string_view key = IntAttributeName(static_cast<IntAttribute>(i));
       const size_t key_value = FieldSize(key.size()) + FieldSize(1 + 1);  // one-byte value
       XB_CHECK(key_value + VarintSize(UINT64_MAX) - 1 < 0x80);  // every length takes one byte
-      std::string& prefix = c.int_prefixes[i];
+      std::string prefix;
       Writer w = Grow(&prefix, 2 + key_value - 1);
       w.Byte(Tag(9, kLengthDelimited));
       w.Byte(static_cast<char>(key_value));
@@ -173,11 +201,13 @@ const Constants& SpanConstants() {
       w.Byte(Tag(2, kLengthDelimited));  // KeyValue.value
       w.Byte(static_cast<char>(1 + 1));
       w.Byte(Tag(3, kVarint));  // AnyValue.int_value
-      max_ints += prefix.size() + VarintSize(UINT64_MAX);
+      c.int_prefixes[i] = SnippetOf<Constants::kAttributeBytes>(prefix);
     }
-    // trace_id, span_id, parent_span_id, the two times, flags; status.
-    c.max_fields = (2 + 16) + (2 + 8) + (2 + 8) + 2 * 9 + (2 + 4) + max_head + c.rpc_system.size() +
-                   max_ints + 4;
+    // trace_id, span_id, parent_span_id, the two times, flags; status. Each snippet counts whole,
+    // and an integer attribute's value may follow its prefix's last byte.
+    c.max_fields = (2 + 16) + (2 + 8) + (2 + 8) + 2 * 9 + (2 + 4) + Constants::kHeadBytes +
+                   Constants::kAttributeBytes +
+                   kIntAttributeCount * (Constants::kAttributeBytes + VarintSize(UINT64_MAX)) + 4;
     return c;
   }();
   return constants;
@@ -217,21 +247,21 @@ void WriteSpan(const Constants& c, const SpanData& span, Writer& w) {
     w.Id(4, span.parent_span_id);  // parent_span_id
   }
   // name = 5, kind = 6
-  w.Raw(c.heads[static_cast<size_t>(span.operation)][KindIndex(span.kind)]);
+  w.Whole(c.heads[static_cast<size_t>(span.operation)][KindIndex(span.kind)]);
   w.Fixed64(7, span.start_unix_ns);  // start_time_unix_nano
   w.Fixed64(8, span.end_unix_ns);    // end_time_unix_nano
   if (span.rpc) {                    // attributes = 9: a request span's rpc.system
-    w.Raw(c.rpc_system);
+    w.Whole(c.rpc_system);
   }
   for (uint32_t set = span.ints_set; set != 0; set &= set - 1) {
     const auto i = static_cast<size_t>(std::countr_zero(set));
     const auto value = static_cast<uint64_t>(span.ints[i]);
-    const std::string& prefix = c.int_prefixes[i];
+    const auto& prefix = c.int_prefixes[i];
     char* const at = w.at();
-    w.Raw(prefix);
+    w.Whole(prefix);
     const auto extra = static_cast<char>(VarintSize(value) - 1);
     at[kKeyValueLengthAt] = static_cast<char>(at[kKeyValueLengthAt] + extra);
-    at[prefix.size() - 2] = static_cast<char>(at[prefix.size() - 2] + extra);
+    at[prefix.size - 2] = static_cast<char>(at[prefix.size - 2] + extra);
     w.Varint(value);
   }
   if (!span.principal.empty()) {
