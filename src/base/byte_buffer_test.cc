@@ -150,7 +150,7 @@ std::string MappingFlags(const void* at) {
   while (std::getline(smaps, line)) {
     uintptr_t begin = 0;
     uintptr_t end = 0;
-    if (std::sscanf(line.c_str(), "%lx-%lx ", &begin, &end) == 2 && line.find(':') > 20) {
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &begin, &end) == 2) {  // a mapping's first line
       inside = begin <= address && address < end;
     } else if (inside && line.rfind("VmFlags:", 0) == 0) {
       return line;

@@ -294,6 +294,42 @@ TEST(OtlpEncodingTest, ItemsOfEveryLengthClassDecodeWithinTheirBound) {
   }
 }
 
+// verifies: OPS-019 — every operation of the span catalogue, as either kind, is exported under its
+// own name: each name and kind is a precomputed snippet copied whole (the longest, a route table
+// name of 67 bytes, near the snippet's size), and nothing is stored past the span's bound.
+TEST(OtlpEncodingTest, EveryOperationIsExportedUnderItsNameAndKind) {
+  const OtlpFraming framing(ResourceAttributes{{"service.name", "t"}});
+  for (size_t i = 0; i < Vocabulary<Operation>::kCount; ++i) {
+    const auto operation = static_cast<Operation>(i);
+    for (const SpanKind kind : {SpanKind::kInternal, SpanKind::kServer}) {
+      SCOPED_TRACE(testing::Message() << OperationName(operation) << " " << int(kind));
+      SpanData span;
+      span.operation = operation;
+      span.kind = kind;
+      span.context.trace_id.fill(1);
+      span.context.span_id.fill(2);
+      span.ints[static_cast<size_t>(IntAttribute::kRows)] = 7;
+      span.ints_set = 1u << static_cast<unsigned>(IntAttribute::kRows);
+      const size_t bound = SpanItemBound(span);
+      std::string out(bound + 64, '\xee');
+      const size_t bytes = WriteSpanItem(span, bound, out.data());
+      EXPECT_EQ(out.substr(bound), std::string(64, '\xee'));
+
+      EncodedSpans batch(framing);
+      batch.AppendEncoded(std::string_view(out.data(), bytes), 1);
+      otlp::collector::trace::v1::ExportTraceServiceRequest decoded;
+      ASSERT_TRUE(decoded.ParseFromString(std::string(batch.Frame())));
+      const auto& spans = decoded.resource_spans(0).scope_spans(0).spans();
+      ASSERT_EQ(spans.size(), 1);
+      EXPECT_EQ(spans[0].name(), OperationName(operation));
+      EXPECT_EQ(static_cast<int>(spans[0].kind()), static_cast<int>(kind));
+      ASSERT_EQ(spans[0].attributes_size(), 1);
+      EXPECT_EQ(spans[0].attributes(0).key(), "xmtp.rows");
+      EXPECT_EQ(spans[0].attributes(0).value().int_value(), 7);
+    }
+  }
+}
+
 // Log records (telemetry.otlp_logs) decode as an ExportLogsServiceRequest: the resource, time,
 // severity, body, every value kind of attribute and the trace id of a completion line.
 TEST(OtlpEncodingTest, LogRecordsDecodeAsAnExportLogsServiceRequest) {
