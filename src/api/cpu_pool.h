@@ -6,6 +6,9 @@
 // once. A job offered beyond that is not queued: Run resolves to nullopt at once and the caller
 // answers UNAVAILABLE, so a flood of signature work cannot grow memory without bound (STYLE.md:
 // every queue is bounded).
+//
+// Shutdown: Stop() drops the jobs not started and waits for the running ones, as store::DbPool's
+// Stop does (a dropped job's caller unwinds on its own executor, which must outlive Stop()).
 #pragma once
 
 #include <atomic>
@@ -26,7 +29,7 @@ namespace xb::api {
 class CpuPool {
  public:
   CpuPool(size_t threads, size_t max_queued) : pool_(threads), max_queued_(max_queued) {}
-  ~CpuPool() { pool_.join(); }
+  ~CpuPool() { Stop(); }
   CpuPool(const CpuPool&) = delete;
   CpuPool& operator=(const CpuPool&) = delete;
 
@@ -54,6 +57,10 @@ class CpuPool {
           }
           boost::asio::post(pool_, [this, handler = std::move(handler), job = std::move(job),
                                     caller = std::move(caller)]() mutable {
+            if (stopping_.load(std::memory_order_acquire)) {
+              admitted_.fetch_sub(1, std::memory_order_relaxed);
+              return;  // `handler` goes with this lambda: the caller unwinds on its executor
+            }
             std::optional<R> result(job());
             admitted_.fetch_sub(1, std::memory_order_relaxed);
             boost::asio::post(caller,
@@ -68,13 +75,18 @@ class CpuPool {
   // Jobs admitted and not yet finished (for tests and gauges).
   size_t admitted() const { return admitted_.load(std::memory_order_relaxed); }
 
-  // Waits for running jobs (shutdown).
-  void Join() { pool_.join(); }
+  // Shutdown: jobs not started are dropped, running ones finish; returns when every pool thread
+  // has ended. Idempotent. Call while the executors of every caller still exist.
+  void Stop() {
+    stopping_.store(true, std::memory_order_release);
+    pool_.join();
+  }
 
  private:
   boost::asio::thread_pool pool_;
   const size_t max_queued_;
   std::atomic<size_t> admitted_{0};
+  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace xb::api

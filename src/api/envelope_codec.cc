@@ -65,7 +65,7 @@ class Cursor {
 // Hand-written so a stream row costs no message objects: the same bytes protobuf writes for
 // ToWire's message (fields in number order, proto3 defaults omitted). Everything before the
 // payload is written into a stack buffer first, so the output grows by two appends.
-bool EncodeServerEnvelope(const store::StoredEnvelopeView& row, std::string* out) {
+size_t WriteServerEnvelopeHead(const store::StoredEnvelopeView& row, char* head) {
   const store::StoredEnvelopeView& m = row;
   const auto id = static_cast<uint64_t>(m.sequence_id);
   const auto server_ns = static_cast<uint64_t>(m.server_ns);
@@ -82,11 +82,9 @@ bool EncodeServerEnvelope(const store::StoredEnvelopeView& row, std::string* out
       1 + VarintBytes(meta_bytes) + meta_bytes + 1 + VarintBytes(row.payload.size());
   // A topic is at most 128 bytes (STORE.md 2.1), so the head fits easily; anything else is a
   // broken invariant of the store.
-  constexpr size_t kMaxHead = 512;
-  if (head_bytes > kMaxHead) {
-    return false;
+  if (head_bytes > kMaxServerEnvelopeHead) {
+    return 0;
   }
-  char head[kMaxHead];
   Cursor c(head);
   c.Header(0x0a, meta_bytes);    // ServerEnvelope.meta = 1
   c.Header(0x0a, cursor_bytes);  // EnvelopeMeta.cursor = 1
@@ -115,8 +113,17 @@ bool EncodeServerEnvelope(const store::StoredEnvelopeView& row, std::string* out
     c.Byte(0x01);
   }
   c.Header(0x12, row.payload.size());  // ServerEnvelope.envelope = 2
+  return static_cast<size_t>(c.at() - head);
+}
+
+bool EncodeServerEnvelope(const store::StoredEnvelopeView& row, std::string* out) {
+  char head[kMaxServerEnvelopeHead];
+  const size_t head_bytes = WriteServerEnvelopeHead(row, head);
+  if (head_bytes == 0) {
+    return false;
+  }
   out->reserve(out->size() + head_bytes + row.payload.size());
-  out->append(head, static_cast<size_t>(c.at() - head));
+  out->append(head, head_bytes);
   out->append(row.payload);
   return true;
 }

@@ -19,4 +19,10 @@ bool ToWire(const store::StoredEnvelope& row, xmtp::backend::v1::ServerEnvelope*
 // The row is read in place (StoredEnvelopeView::Of for a StoredEnvelope).
 bool EncodeServerEnvelope(const store::StoredEnvelopeView& row, std::string* out);
 
+// The bytes of EncodeServerEnvelope's output before the payload, written to `head` (room for
+// kMaxServerEnvelopeHead bytes); returns their count, 0 where EncodeServerEnvelope fails. The
+// whole encoding is these bytes followed by row.payload.
+inline constexpr size_t kMaxServerEnvelopeHead = 512;
+size_t WriteServerEnvelopeHead(const store::StoredEnvelopeView& row, char* head);
+
 }  // namespace xb::api

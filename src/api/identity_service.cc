@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "api/request_bounds.h"
 #include "api/scw_verifier.h"
 #include "api/store_status.h"
 #include "rpc/unary.h"
@@ -137,19 +138,22 @@ asio::awaitable<Result<v1::VerifySmartContractWalletSignaturesResponse>> VerifyS
 }  // namespace
 
 void AddIdentityService(rpc::Router& router, const ApiContext& context) {
-  router.Add("/xmtp.backend.v1.IdentityService/GetInboxIds", rpc::CallKind::kUnary,
-             rpc::Unary<v1::GetInboxIdsRequest, v1::GetInboxIdsResponse>(
-                 [&context](const v1::GetInboxIdsRequest& request, rpc::Call&) {
-                   return GetInboxIds(context, request);
-                 },
-                 context.limits.max_response_bytes));
+  router.Add(
+      "/xmtp.backend.v1.IdentityService/GetInboxIds", rpc::CallKind::kUnary,
+      rpc::Unary<v1::GetInboxIdsRequest, v1::GetInboxIdsResponse>(
+          [&context](const v1::GetInboxIdsRequest& request, rpc::Call&) {
+            return GetInboxIds(context, request);
+          },
+          context.limits.max_response_bytes,
+          AtMost(1, context.limits.max_lookup_identifiers, "too many identifiers in one lookup")));
   router.Add(
       "/xmtp.backend.v1.IdentityService/VerifySmartContractWalletSignatures", rpc::CallKind::kUnary,
       rpc::Unary<v1::VerifySmartContractWalletSignaturesRequest,
                  v1::VerifySmartContractWalletSignaturesResponse>(
           [&context](const v1::VerifySmartContractWalletSignaturesRequest& request,
                      rpc::Call& call) { return VerifyScw(context, request, call.trace_parent()); },
-          context.limits.max_response_bytes));
+          context.limits.max_response_bytes,
+          AtMost(1, context.limits.max_scw_signatures, "too many signatures in one verification")));
 }
 
 }  // namespace xb::api

@@ -8,11 +8,10 @@
 #include "api/envelope_codec.h"
 #include "api/identity_admission.h"
 #include "api/publish_error.h"
+#include "api/publish_parse.h"
 #include "api/store_status.h"
 #include "rpc/unary.h"
 #include "store/commit_publish.h"
-#include "validate/canonical.h"
-#include "validate/envelope.h"
 #include "validate/key_package_validator.h"
 
 namespace xb::api {
@@ -37,43 +36,6 @@ telemetry::PublishRejectionReason ReasonLabel(Reason reason) {
       return telemetry::PublishRejectionReason::kMalformedPayload;
   }
 }
-
-store::RetentionClass RetentionOf(const validate::ParsedEnvelope& e) {
-  switch (e.kind) {
-    case validate::TopicKind::kGroupMessage:
-      return e.is_commit_or_proposal ? store::RetentionClass::kExempt
-                                     : store::RetentionClass::kGroupMessage;
-    case validate::TopicKind::kWelcome:
-      return store::RetentionClass::kWelcome;
-    case validate::TopicKind::kKeyPackage:
-      return store::RetentionClass::kKeyPackage;
-    case validate::TopicKind::kIdentityUpdate:
-    case validate::TopicKind::kCommitLog:
-      return store::RetentionClass::kExempt;  // OPS-001
-  }
-  return store::RetentionClass::kExempt;
-}
-
-// The lowest-index failure found before the store is consulted.
-struct PendingFailure {
-  uint32_t index = 0;
-  Reason reason = v1::PublishError::REASON_MALFORMED_PAYLOAD;
-  std::string message;
-};
-
-// The admission seam (API-230): checks beyond parsing that a non-duplicate envelope must pass
-// before it is stored — identity-update validation against the inbox's history (IDENT-005).
-// Parsing alone admits today. (Key packages are validated by ValidateKeyPackages below, after the
-// stored-duplicate lookup and on the CPU pool.)
-std::optional<PendingFailure> Admit(const validate::ParsedEnvelope&, uint32_t) {
-  return std::nullopt;
-}
-
-// A key package of the request awaiting validation: its item and the parse to validate.
-struct PendingKeyPackage {
-  size_t item = 0;
-  validate::ParsedKeyPackage parsed;
-};
 
 // The backend's clock for key-package lifetimes (VALIDATION.md 4.3 step 8), whole seconds.
 uint64_t NowSeconds() {
@@ -144,106 +106,53 @@ Status Reject(const ApiContext& ctx, int positions, Reason reason, std::optional
   return PublishRejected(reason, index, std::move(message));
 }
 
-// `ctx` outlives the process's calls; `request` lives in the calling Unary frame. `parent` is the
-// rpc.publish span: the publish stage spans of the span catalogue go under it (OPS-019).
-asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
-                                                     const v1::PublishRequest& request,
-                                                     telemetry::SpanContext parent) {
-  const auto& limits = ctx.limits;
-  const int n = request.envelopes_size();
-  telemetry::Span parse_span = StartSpan(ctx, telemetry::Operation::kPublishParsePublish, parent);
-  parse_span.Set(telemetry::IntAttribute::kEnvelopes, n);
+// Requests larger than this are read on the CPU pool, not on the I/O thread (issue 28).
+constexpr size_t kParseOnPoolBytes = 64 * 1024;
 
-  // Step 1: the request as re-encoded by us (API.md 1.4), a request-level bound: no index.
-  if (validate::CanonicalRequestSize(request) > limits.max_request_bytes) {
-    parse_span.SetError();
-    co_return Reject(ctx, n, v1::PublishError::REASON_TOO_LARGE, std::nullopt,
-                     "the publish request is too large");
+// Steps 1-2 of the publish (publish_parse.h), off the I/O thread for a large request. nullopt when
+// the CPU pool is full.
+asio::awaitable<std::optional<ParsedPublish>> ReadPublish(const ApiContext& ctx,
+                                                          std::string request) {
+  if (request.size() <= kParseOnPoolBytes) {
+    co_return ParsePublish(request, ctx.limits);
   }
+  auto job = [request = std::move(request), limits = ctx.limits] {
+    return ParsePublish(request, limits);
+  };
+  co_return co_await ctx.cpu->Run(std::move(job));
+}
 
-  // Step 2: parse, bound and collapse, in index order (API.md 3.4 processing order).
-  std::vector<store::PublishItem> items;
-  std::vector<uint32_t> first_position;  // per item
-  std::vector<size_t> item_of(static_cast<size_t>(n), 0);
-  std::map<std::pair<std::string, store::Hash>, size_t> item_by_key;
-  std::map<std::string, store::Hash> identity_update_by_topic;
-  std::set<std::string> distinct_topics;
-  std::optional<PendingFailure> failure;
-  std::vector<PendingKeyPackage> key_packages;
-  std::vector<PendingIdentityUpdate> identity_updates;
+// `ctx` outlives the process's calls. `parent` is the rpc.publish span: the publish stage spans of
+// the span catalogue go under it (OPS-019).
+asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx, std::string request,
+                                                     telemetry::SpanContext parent) {
+  telemetry::Span parse_span = StartSpan(ctx, telemetry::Operation::kPublishParsePublish, parent);
+  std::optional<ParsedPublish> read = co_await ReadPublish(ctx, std::move(request));
+  if (!read) {
+    parse_span.SetError();
+    co_return Unavailable("the server is busy; retry later");
+  }
+  const int n = read->positions;
+  parse_span.Set(telemetry::IntAttribute::kEnvelopes, n);
+  if (read->rejected) {
+    parse_span.SetError();
+    co_return *read->rejected;
+  }
+  if (read->too_large) {
+    parse_span.SetError();
+    co_return Reject(ctx, n, v1::PublishError::REASON_TOO_LARGE, std::nullopt, *read->too_large);
+  }
+  std::vector<store::PublishItem>& items = read->items;
+  std::vector<uint32_t>& first_position = read->first_position;
+  const std::vector<size_t>& item_of = read->item_of;
+  std::optional<PendingFailure>& failure = read->failure;
+  std::vector<PendingKeyPackage>& key_packages = read->key_packages;
+  std::vector<PendingIdentityUpdate>& identity_updates = read->identity_updates;
   auto fail = [&failure](uint32_t index, Reason reason, std::string message) {
     if (!failure || index < failure->index) {
       failure = PendingFailure{index, reason, std::move(message)};
     }
   };
-  for (int i = 0; i < n; ++i) {
-    const auto index = static_cast<uint32_t>(i);
-    const auto& envelope = request.envelopes(i);
-    if (validate::CanonicalSize(envelope) > limits.max_envelope_bytes) {
-      fail(index, v1::PublishError::REASON_TOO_LARGE, "an envelope is too large");
-      continue;
-    }
-    auto parsed_or = validate::ParseEnvelope(envelope);
-    if (auto* rejection = std::get_if<validate::Rejection>(&parsed_or)) {
-      fail(index, rejection->reason, rejection->message);
-      continue;
-    }
-    auto& parsed = std::get<validate::ParsedEnvelope>(parsed_or);
-    const auto key = std::make_pair(parsed.topic, parsed.message_hash);
-    if (auto it = item_by_key.find(key); it != item_by_key.end()) {
-      item_of[index] = it->second;  // API-222: an earlier index in the same request
-      continue;
-    }
-    if (parsed.kind == validate::TopicKind::kIdentityUpdate) {
-      // implements: API-233 — reported at the later index.
-      auto [it, inserted] = identity_update_by_topic.emplace(parsed.topic, parsed.message_hash);
-      if (!inserted) {
-        fail(index, v1::PublishError::REASON_INVALID_IDENTITY_UPDATE,
-             "two different identity updates for one inbox in one request");
-        continue;
-      }
-    }
-    distinct_topics.insert(parsed.topic);
-    if (distinct_topics.size() > limits.max_publish_topics) {
-      parse_span.SetError();
-      co_return Reject(ctx, n, v1::PublishError::REASON_TOO_LARGE, std::nullopt,
-                       "too many distinct topics in one publish");
-    }
-    if (auto admission = Admit(parsed, index)) {
-      fail(admission->index, admission->reason, admission->message);
-      continue;
-    }
-    store::PublishItem item;
-    item.topic = parsed.topic;
-    item.message_hash = parsed.message_hash;
-    item.is_commit_or_proposal = parsed.is_commit_or_proposal;
-    item.retention = RetentionOf(parsed);
-    if (envelope.has_group_message()) {
-      // Stored verbatim for the push dispatcher (PUSH); never a rejection ground.
-      item.push_eligible = envelope.group_message().should_push();
-      const auto& hmac = envelope.group_message().sender_hmac();
-      if (hmac.size() == 32) {
-        store::Hash h;
-        std::copy(hmac.begin(), hmac.end(), reinterpret_cast<char*>(h.data()));
-        item.sender_hmac = h;
-      }
-    } else if (envelope.has_welcome_message()) {
-      item.push_eligible = true;
-    }
-    if (parsed.kind == validate::TopicKind::kIdentityUpdate) {
-      item.identity_validated_head = 0;  // set below, from the history snapshot
-      identity_updates.push_back(
-          {.item = items.size(), .update = *std::move(parsed.identity_update)});
-    }
-    if (parsed.key_package.has_value()) {
-      key_packages.push_back({.item = items.size(), .parsed = *std::move(parsed.key_package)});
-    }
-    item.payload = std::move(parsed.stored_bytes);
-    item_of[index] = items.size();
-    item_by_key.emplace(key, items.size());
-    first_position.push_back(index);
-    items.push_back(std::move(item));
-  }
   // Key packages (STORE.md 3.1 steps 3-4): stored duplicates skip validation, the rest are
   // validated off the I/O thread. Skipped when an earlier parse failure decides the answer anyway.
   // publish.validate_publish: the signature and history checks of key packages and identity
@@ -322,7 +231,7 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
   commit.retention = store::RetentionSeconds{.group_message = ctx.retention.group_message_seconds,
                                              .welcome = ctx.retention.welcome_seconds,
                                              .key_package = ctx.retention.key_package_seconds};
-  commit.max_identity_entries = limits.max_identity_entries;
+  commit.max_identity_entries = ctx.limits.max_identity_entries;
   commit.deadline = store::Clock::now() + std::chrono::milliseconds(ctx.max_publish_duration_ms);
   const auto commit_started = store::Clock::now();
   auto result = co_await store::CommitPublishFrom(*ctx.store, *ctx.db, std::move(commit));
@@ -366,7 +275,7 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
   // implements: API-221 — one entry per request position, duplicates included.
   const auto& committed = std::get<store::CommitPublishResult>(result);
   v1::PublishResponse response;
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < static_cast<int>(item_of.size()); ++i) {
     const size_t item = item_of[static_cast<size_t>(i)];
     ToWire(committed.metas.at(item), response.add_envelope_metas());
     const bool stored_here =
@@ -381,9 +290,9 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx,
 
 void AddPublishService(rpc::Router& router, const ApiContext& context) {
   router.Add("/xmtp.backend.v1.PublishService/Publish", rpc::CallKind::kUnary,
-             rpc::Unary<v1::PublishRequest, v1::PublishResponse>(
-                 [&context](const v1::PublishRequest& request, rpc::Call& call) {
-                   return Publish(context, request, call.trace_parent());
+             rpc::UnaryBytes<v1::PublishResponse>(
+                 [&context](std::string request, rpc::Call& call) {
+                   return Publish(context, std::move(request), call.trace_parent());
                  },
                  context.limits.max_response_bytes));
 }

@@ -1,10 +1,12 @@
 #include "api/query_service.h"
 
 #include <algorithm>
-#include <map>
+#include <cstring>
+#include <string_view>
 #include <unordered_map>
 
 #include "api/envelope_codec.h"
+#include "api/request_bounds.h"
 #include "api/store_status.h"
 #include "rpc/unary.h"
 #include "validate/topic.h"
@@ -25,22 +27,103 @@ Status CheckCursor(uint64_t cursor) {
   return Status::Ok();
 }
 
-asio::awaitable<Result<v1::QueryResponse>> Query(const ApiContext& ctx,
-                                                 const v1::QueryRequest& request) {
-  const auto& limits = ctx.limits;
+size_t VarintBytes(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+// A length-delimited field of `length` bytes with a one-byte tag, as it is on the wire.
+size_t FieldBytes(size_t length) { return 1 + VarintBytes(length) + length; }
+
+// Writes a one-byte tag and `length`; the field's bytes follow. Returns where they go.
+char* PutFieldHeader(char* at, uint8_t tag, uint64_t length) {
+  *at++ = static_cast<char>(tag);
+  while (length >= 0x80) {
+    *at++ = static_cast<char>((length & 0x7f) | 0x80);
+    length >>= 7;
+  }
+  *at++ = static_cast<char>(length);
+  return at;
+}
+
+char* PutBytes(char* at, std::string_view bytes) {
+  if (!bytes.empty()) {
+    std::memcpy(at, bytes.data(), bytes.size());
+  }
+  return at + bytes.size();
+}
+
+// The response memory a read of up to `rows` stored envelopes may hold while its response is
+// built: the rows read and their encoding are both in memory for a moment (issue 28).
+uint64_t WorstResponseMemory(const config::LimitsConfig& limits, uint64_t rows) {
+  const uint64_t row = limits.max_envelope_bytes + kMaxServerEnvelopeHead + 16;
+  return 2 * std::min<uint64_t>(limits.max_response_bytes + row, rows * row);
+}
+
+Status OverResponseBudget() { return OutOfRange("response is larger than the response budget"); }
+
+Status InvariantBroken(const ApiContext& ctx) {
+  ctx.metrics->db().errors.Inc(telemetry::DbErrorKind::kInvariant);
+  return Internal("a stored envelope does not decode");
+}
+
+// Queues a QueryResponse for `page` straight into the call's buffer: each row's ServerEnvelope
+// head and its stored payload verbatim (API-211: already our canonical ClientEnvelope
+// encoding), each row's payload freed once copied. The same bytes protobuf writes for the message.
+Status WriteQueryPage(const ApiContext& ctx, store::QueryPage& page, rpc::Call& call) {
+  std::vector<uint32_t> heads;
+  heads.reserve(page.envelopes.size());
+  char head[kMaxServerEnvelopeHead];
+  uint64_t size = 0;
+  for (const auto& row : page.envelopes) {
+    const size_t h = WriteServerEnvelopeHead(store::StoredEnvelopeView::Of(row), head);
+    if (h == 0) {
+      return InvariantBroken(ctx);
+    }
+    heads.push_back(static_cast<uint32_t>(h));
+    size += FieldBytes(h + row.payload.size());  // QueryResponse.envelopes = 1
+  }
+  // QueryResponse.continuation = 2, always set; Continuation.has_more = 1.
+  const std::string_view continuation =
+      page.has_more ? std::string_view("\x12\x02\x08\x01", 4) : std::string_view("\x12\x00", 2);
+  size += continuation.size();
+  if (size > ctx.limits.max_response_bytes) {
+    return OverResponseBudget();
+  }
+  Status queued = call.WriteNowInPlace(size, [&](char* at) {
+    for (size_t i = 0; i < page.envelopes.size(); ++i) {
+      auto& row = page.envelopes[i];
+      at = PutFieldHeader(at, 0x0a, heads[i] + row.payload.size());
+      at += WriteServerEnvelopeHead(store::StoredEnvelopeView::Of(row), at);
+      at = PutBytes(at, row.payload);
+      std::string().swap(row.payload);
+    }
+    PutBytes(at, continuation);
+  });
+  call.TrimReservation(size + rpc::kFrameHeaderBytes);
+  return queued;
+}
+
+// Validates a Query's topics and cursors (API-241..243) into distinct store cursors.
+Result<std::vector<store::TopicCursor>> QueryCursors(const ApiContext& ctx,
+                                                     const v1::QueryRequest& request) {
   // API-242: the bound counts entries before repeated topics merge.
-  if (static_cast<uint64_t>(request.queries_size()) > limits.max_query_topics) {
-    co_return InvalidArgument("too many topics in one query");
+  if (static_cast<uint64_t>(request.queries_size()) > ctx.limits.max_query_topics) {
+    return InvalidArgument("too many topics in one query");
   }
   std::vector<store::TopicCursor> topics;
   std::unordered_map<std::string, size_t> position;
   for (const auto& q : request.queries()) {
-    XB_RETURN_IF_ERROR_CO(validate::ValidateRequestTopic(q.topic().topic()));
+    XB_RETURN_IF_ERROR(validate::ValidateRequestTopic(q.topic().topic()));
     // implements: API-243
     if (validate::KindOf(q.topic().topic()) == validate::TopicKind::kKeyPackage) {
-      co_return InvalidArgument("key package topics cannot be queried; use QueryNewest");
+      return InvalidArgument("key package topics cannot be queried; use QueryNewest");
     }
-    XB_RETURN_IF_ERROR_CO(CheckCursor(q.cursor().sequence_id()));
+    XB_RETURN_IF_ERROR(CheckCursor(q.cursor().sequence_id()));
     const auto cursor = static_cast<int64_t>(q.cursor().sequence_id());
     auto [it, inserted] = position.emplace(q.topic().topic(), topics.size());
     if (inserted) {
@@ -50,40 +133,82 @@ asio::awaitable<Result<v1::QueryResponse>> Query(const ApiContext& ctx,
       topics[it->second].after = std::min(topics[it->second].after, cursor);
     }
   }
+  return topics;
+}
+
+asio::awaitable<Status> Query(const ApiContext& ctx, const v1::QueryRequest& request,
+                              rpc::Call& call) {
+  auto cursors = QueryCursors(ctx, request);
+  if (!cursors.ok()) {
+    co_return cursors.status();
+  }
+  std::vector<store::TopicCursor> topics = std::move(cursors).value();
   // implements: API-241
   uint32_t limit = request.limit();
   if (limit == 0) {
-    limit = limits.default_query_limit;
-  } else if (limit > limits.max_query_limit) {
-    limit = limits.max_query_limit;
+    limit = ctx.limits.default_query_limit;
+  } else if (limit > ctx.limits.max_query_limit) {
+    limit = ctx.limits.max_query_limit;
   }
-  v1::QueryResponse response;
-  response.mutable_continuation();  // always set
-  if (topics.empty()) {
-    co_return response;
-  }
-  auto result_job = [store = ctx.store, topics = std::move(topics), limit] {
-    return store->Query(topics, limit);
-  };
-  auto result = co_await ctx.db->Run(std::move(result_job));
-  if (auto* error = std::get_if<store::StoreError>(&result)) {
-    co_return StoreErrorStatus(*error, *ctx.metrics);
-  }
-  auto& page = std::get<store::QueryPage>(result);
-  for (const auto& row : page.envelopes) {
-    if (!ToWire(row, response.add_envelopes())) {
-      ctx.metrics->db().errors.Inc(telemetry::DbErrorKind::kInvariant);
-      co_return Internal("a stored envelope does not decode");
+  store::QueryPage page;
+  if (!topics.empty()) {
+    XB_RETURN_IF_ERROR_CO(co_await call.ReserveResponse(WorstResponseMemory(ctx.limits, limit)));
+    auto result_job = [store = ctx.store, topics = std::move(topics), limit] {
+      return store->Query(topics, limit);
+    };
+    // A call ended before the read starts (its client went away) does not read the store.
+    auto result = co_await ctx.db->Run(std::move(result_job), call.ended_flag());
+    if (auto* error = std::get_if<store::StoreError>(&result)) {
+      co_return StoreErrorStatus(*error, *ctx.metrics);
     }
+    page = std::move(std::get<store::QueryPage>(result));
   }
-  response.mutable_continuation()->set_has_more(page.has_more);
-  co_return response;
+  co_return WriteQueryPage(ctx, page, call);
 }
 
-asio::awaitable<Result<v1::QueryNewestResponse>> QueryNewest(
-    const ApiContext& ctx, const v1::QueryNewestRequest& request) {
-  const uint64_t bound = request.include_full_envelope() ? ctx.limits.max_newest_full_topics
-                                                         : ctx.limits.max_newest_metadata_topics;
+// One QueryNewestResponse.Result without its envelope: topic (1) and meta (2), as protobuf writes
+// them. The envelope (3), when wanted, is the stored payload verbatim and follows them.
+std::string NewestResultHead(const store::StoredEnvelope& row) {
+  v1::QueryNewestResponse::Result result;
+  result.mutable_topic()->set_topic(row.meta.topic);
+  ToWire(row.meta, result.mutable_meta());
+  return result.SerializeAsString();
+}
+
+// implements: API-244 — one result per distinct topic that has a visible envelope.
+Status WriteNewest(const ApiContext& ctx, std::vector<store::StoredEnvelope>& rows, bool full,
+                   rpc::Call& call) {
+  std::vector<std::string> heads;
+  heads.reserve(rows.size());
+  uint64_t size = 0;
+  for (const auto& row : rows) {
+    heads.push_back(NewestResultHead(row));
+    size += FieldBytes(heads.back().size() + (full ? FieldBytes(row.payload.size()) : 0));
+  }
+  if (size > ctx.limits.max_response_bytes) {
+    return OverResponseBudget();
+  }
+  Status queued = call.WriteNowInPlace(size, [&](char* at) {
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const size_t envelope = full ? FieldBytes(rows[i].payload.size()) : 0;
+      at = PutFieldHeader(at, 0x0a, heads[i].size() + envelope);  // results = 1
+      at = PutBytes(at, heads[i]);
+      if (full) {
+        at = PutFieldHeader(at, 0x1a, rows[i].payload.size());  // Result.envelope = 3
+        at = PutBytes(at, rows[i].payload);
+        std::string().swap(rows[i].payload);
+      }
+    }
+  });
+  call.TrimReservation(size + rpc::kFrameHeaderBytes);
+  return queued;
+}
+
+asio::awaitable<Status> QueryNewest(const ApiContext& ctx, const v1::QueryNewestRequest& request,
+                                    rpc::Call& call) {
+  const bool full = request.include_full_envelope();
+  const uint64_t bound =
+      full ? ctx.limits.max_newest_full_topics : ctx.limits.max_newest_metadata_topics;
   if (static_cast<uint64_t>(request.topics_size()) > bound) {
     co_return InvalidArgument("too many topics in one newest query");
   }
@@ -95,39 +220,31 @@ asio::awaitable<Result<v1::QueryNewestResponse>> QueryNewest(
       topics.push_back(t.topic());
     }
   }
-  v1::QueryNewestResponse response;
-  if (topics.empty()) {
-    co_return response;
-  }
-  const bool full = request.include_full_envelope();
-  auto result_job = [store = ctx.store, topics = std::move(topics), full] {
-    return store->Newest(topics, full);
-  };
-  auto result = co_await ctx.db->Run(std::move(result_job));
-  if (auto* error = std::get_if<store::StoreError>(&result)) {
-    co_return StoreErrorStatus(*error, *ctx.metrics);
-  }
-  // implements: API-244 — one result per distinct topic that has a visible envelope.
-  for (const auto& row : std::get<std::vector<store::StoredEnvelope>>(result)) {
-    auto* r = response.add_results();
-    r->mutable_topic()->set_topic(row.meta.topic);
-    ToWire(row.meta, r->mutable_meta());
-    if (full && !r->mutable_envelope()->ParseFromString(row.payload)) {
-      ctx.metrics->db().errors.Inc(telemetry::DbErrorKind::kInvariant);
-      co_return Internal("a stored envelope does not decode");
+  std::vector<store::StoredEnvelope> rows;
+  if (!topics.empty()) {
+    const uint64_t worst = full ? WorstResponseMemory(ctx.limits, topics.size())
+                                : 2 * topics.size() * (kMaxServerEnvelopeHead + 16);
+    XB_RETURN_IF_ERROR_CO(co_await call.ReserveResponse(worst));
+    auto result_job = [store = ctx.store, topics = std::move(topics), full] {
+      return store->Newest(topics, full);
+    };
+    auto result = co_await ctx.db->Run(std::move(result_job), call.ended_flag());
+    if (auto* error = std::get_if<store::StoreError>(&result)) {
+      co_return StoreErrorStatus(*error, *ctx.metrics);
     }
+    rows = std::move(std::get<std::vector<store::StoredEnvelope>>(result));
   }
-  co_return response;
+  co_return WriteNewest(ctx, rows, full, call);
 }
 
-asio::awaitable<Result<v1::ServerEnvelope>> Get(const ApiContext& ctx,
-                                                const v1::GetRequest& request) {
+asio::awaitable<Status> Get(const ApiContext& ctx, const v1::GetRequest& request, rpc::Call& call) {
   if (request.sequence_id() == 0 || request.sequence_id() > kMaxCursor) {
     co_return InvalidArgument("sequence_id must be in 1..9223372036854775807");
   }
   const auto id = static_cast<int64_t>(request.sequence_id());
+  XB_RETURN_IF_ERROR_CO(co_await call.ReserveResponse(WorstResponseMemory(ctx.limits, 1)));
   auto result_job = [store = ctx.store, id] { return store->Get(id); };
-  auto result = co_await ctx.db->Run(std::move(result_job));
+  auto result = co_await ctx.db->Run(std::move(result_job), call.ended_flag());
   if (auto* error = std::get_if<store::StoreError>(&result)) {
     co_return StoreErrorStatus(*error, *ctx.metrics);
   }
@@ -135,35 +252,46 @@ asio::awaitable<Result<v1::ServerEnvelope>> Get(const ApiContext& ctx,
   if (!row) {
     co_return NotFound("no visible envelope has that id");
   }
-  v1::ServerEnvelope envelope;
-  if (!ToWire(*row, &envelope)) {
-    ctx.metrics->db().errors.Inc(telemetry::DbErrorKind::kInvariant);
-    co_return Internal("a stored envelope does not decode");
+  // The response is one ServerEnvelope: its head, then the stored payload verbatim.
+  char head[kMaxServerEnvelopeHead];
+  const size_t h = WriteServerEnvelopeHead(store::StoredEnvelopeView::Of(*row), head);
+  if (h == 0) {
+    co_return InvariantBroken(ctx);
   }
-  co_return envelope;
+  const size_t size = h + row->payload.size();
+  if (size > ctx.limits.max_response_bytes) {
+    co_return OverResponseBudget();
+  }
+  Status queued = call.WriteNowInPlace(
+      size, [&](char* at) { PutBytes(PutBytes(at, std::string_view(head, h)), row->payload); });
+  call.TrimReservation(size + rpc::kFrameHeaderBytes);
+  co_return queued;
 }
 
 }  // namespace
 
 void AddQueryService(rpc::Router& router, const ApiContext& context) {
-  const uint64_t max_response = context.limits.max_response_bytes;
   router.Add("/xmtp.backend.v1.QueryService/Query", rpc::CallKind::kUnary,
-             rpc::Unary<v1::QueryRequest, v1::QueryResponse>(
-                 [&context](const v1::QueryRequest& request, rpc::Call&) {
-                   return Query(context, request);
+             rpc::UnaryWritten<v1::QueryRequest>(
+                 [&context](const v1::QueryRequest& request, rpc::Call& call) {
+                   return Query(context, request, call);
                  },
-                 max_response));
+                 AtMost(1, context.limits.max_query_topics, "too many topics in one query")));
   router.Add("/xmtp.backend.v1.QueryService/QueryNewest", rpc::CallKind::kUnary,
-             rpc::Unary<v1::QueryNewestRequest, v1::QueryNewestResponse>(
-                 [&context](const v1::QueryNewestRequest& request, rpc::Call&) {
-                   return QueryNewest(context, request);
+             rpc::UnaryWritten<v1::QueryNewestRequest>(
+                 [&context](const v1::QueryNewestRequest& request, rpc::Call& call) {
+                   return QueryNewest(context, request, call);
                  },
-                 max_response));
+                 // The larger bound here; the one for the request's kind after the parse.
+                 AtMost(1,
+                        std::max(context.limits.max_newest_metadata_topics,
+                                 context.limits.max_newest_full_topics),
+                        "too many topics in one newest query")));
   router.Add(
       "/xmtp.backend.v1.QueryService/Get", rpc::CallKind::kUnary,
-      rpc::Unary<v1::GetRequest, v1::ServerEnvelope>(
-          [&context](const v1::GetRequest& request, rpc::Call&) { return Get(context, request); },
-          max_response));
+      rpc::UnaryWritten<v1::GetRequest>([&context](const v1::GetRequest& request, rpc::Call& call) {
+        return Get(context, request, call);
+      }));
 }
 
 }  // namespace xb::api

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "api/envelope_codec.h"
+#include "api/request_bounds.h"
 #include "fanout/stream_session.h"
 #include "fanout/token_bucket.h"
 #include "validate/topic.h"
@@ -176,6 +177,11 @@ class BidiStream {
   }
 
   asio::awaitable<std::optional<Ending>> HandleFrame(std::string bytes) {
+    if (Status bounded =
+            CheckSubscribeFrame(bytes, ctx_.limits.max_update_adds, ctx_.limits.max_update_removes);
+        !bounded.ok()) {
+      co_return Ending{bounded, StreamEndReason::kInvalid};
+    }
     v1::SubscribeRequest request;
     if (!request.ParseFromString(bytes)) {
       co_return Invalid("request is malformed");
@@ -322,6 +328,12 @@ asio::awaitable<void> SubscribeStatic(const ApiContext& ctx, std::shared_ptr<rpc
   }
   if (!message->has_value()) {
     call->Finish(InvalidArgument("request is malformed"));
+    co_return;
+  }
+  if (Status bounded = CheckAtMost(**message, 1, ctx.limits.max_static_topics,
+                                   "too many topics for one static stream");
+      !bounded.ok()) {
+    call->Finish(std::move(bounded));
     co_return;
   }
   v1::SubscribeStaticRequest request;

@@ -25,6 +25,10 @@ constexpr uint64_t kTransportCeiling = 26214400;       // CONF-008, API-282
 constexpr uint64_t kFrameBytes = 2097152;              // OPS-021: a 2 MiB stream frame
 constexpr uint64_t kEnvelopeOverhead = 256;            // OPS-021
 constexpr uint64_t kNsPerMs = 1000000;
+// Issue 28 extension keys: an hour bounds a stall; response memory from 1 MiB to 1 TiB.
+constexpr uint64_t kMaxStalledWriteTimeoutMs = 3600000;
+constexpr uint64_t kMinResponseMemory = uint64_t{1} << 20;
+constexpr uint64_t kMaxResponseMemory = uint64_t{1} << 40;
 
 // A millisecond key whose range starts at 1 and whose `now + value` must fit the monotonic
 // clock (CONF 3.5).
@@ -52,6 +56,8 @@ Status CheckServer(const ServerConfig& s) {
   }
   XB_RETURN_IF_ERROR(
       CheckDurationMs("server.max_drain_duration_ms", s.max_drain_duration_ms, kNoMax));
+  XB_RETURN_IF_ERROR(CheckRange("server.stalled_write_timeout_ms", s.stalled_write_timeout_ms, 100,
+                                kMaxStalledWriteTimeoutMs));
   if (s.tls.has_value()) {
     if (s.tls->cert_file.empty()) {
       return ConfigError("server.tls.cert_file", "must not be empty");
@@ -247,6 +253,12 @@ Status CheckLimits(const LimitsConfig& l) {
   }
   // CONF section 7 point 10.
   XB_RETURN_IF_ERROR(CheckRange("limits.max_push_topics", l.max_push_topics, 1, kMaxInt32));
+  // Issue 28: the response memory bounds. A bound below one response still serves one at a time.
+  XB_RETURN_IF_ERROR(CheckRange("limits.max_response_memory_bytes", l.max_response_memory_bytes,
+                                kMinResponseMemory, kMaxResponseMemory));
+  XB_RETURN_IF_ERROR(CheckRange("limits.max_connection_response_bytes",
+                                l.max_connection_response_bytes, kMinResponseMemory,
+                                l.max_response_memory_bytes));
   if (l.max_query_limit < l.default_query_limit) {
     return ConfigError("limits.max_query_limit", "must be at least limits.default_query_limit");
   }

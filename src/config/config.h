@@ -27,6 +27,9 @@ struct ServerConfig {
   LogFormat log_format = LogFormat::kText;
   bool request_logger = true;
   uint64_t max_drain_duration_ms = 10000;
+  // Our extension (issue 28): a finished response whose reader takes no bytes for this long is
+  // reset, and its memory freed.
+  uint64_t stalled_write_timeout_ms = 20000;
   std::optional<TlsConfig> tls;
 };
 
@@ -111,6 +114,9 @@ struct LimitsConfig {
   uint32_t max_ping_burst = 100;
   uint32_t max_http2_streams = 100;
   uint32_t max_push_topics = 100000;
+  // Our extension (issue 28): response memory of the whole process and of one connection.
+  uint64_t max_response_memory_bytes = 1073741824;
+  uint64_t max_connection_response_bytes = 268435456;
 };
 
 struct MlsConfig {

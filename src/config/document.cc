@@ -41,6 +41,7 @@ Status ReadServer(TableReader& r, ServerConfig* s) {
   }
   XB_RETURN_IF_ERROR(r.Bool("request_logger", &s->request_logger));
   XB_RETURN_IF_ERROR(r.Unsigned("max_drain_duration_ms", &s->max_drain_duration_ms));
+  XB_RETURN_IF_ERROR(r.Unsigned("stalled_write_timeout_ms", &s->stalled_write_timeout_ms));
   // [server.tls]: our extension (DECISIONS.md, Native TLS); both files required.
   XB_ASSIGN_OR_RETURN(TableReader tls, SubReader(r, "tls"));
   if (tls.present()) {
@@ -198,6 +199,9 @@ Status ReadLimits(TableReader& r, LimitsConfig* l) {
   XB_RETURN_IF_ERROR(r.Unsigned("max_ping_burst", &l->max_ping_burst));
   XB_RETURN_IF_ERROR(r.Unsigned("max_http2_streams", &l->max_http2_streams));
   XB_RETURN_IF_ERROR(r.Unsigned("max_push_topics", &l->max_push_topics));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_response_memory_bytes", &l->max_response_memory_bytes));
+  XB_RETURN_IF_ERROR(
+      r.Unsigned("max_connection_response_bytes", &l->max_connection_response_bytes));
   return r.Finish();
 }
 

@@ -73,6 +73,10 @@ class Exchange {
   virtual bool body_complete() const = 0;
   // HTTP/2 trailers sent after the body; empty = end the stream with the body.
   virtual const std::vector<Header>& trailers() const = 0;
+  // True once the response can no longer be completed (its deadline passed or its reader stalled
+  // with bytes still to send): the connection then resets the stream (HTTP/2 RST_STREAM CANCEL)
+  // or closes (HTTP/1.1) when next woken, and calls OnReset.
+  virtual bool cancelled() const { return false; }
 };
 
 using Waker = std::function<void()>;

@@ -236,11 +236,11 @@ asio::awaitable<Status> Call::Write(std::string_view message) {
 }
 
 void Call::Finish(Status status) {
-  if (finished_ || reset_) {
+  if (finished_ || reset_ || cancelled_) {
     return;
   }
   finished_ = true;
-  ended_ = true;
+  MarkEnded();
   final_status_ = std::move(status);
   EnsureHead();
   if (options_.dialect == Dialect::kGrpc) {
@@ -257,9 +257,7 @@ void Call::Finish(Status status) {
     AppendFrame(frame, TrailerBlock(final_status_), kFlagTrailer);
     AppendOut(frame);
   }
-  if (deadline_timer_) {
-    deadline_timer_->cancel();
-  }
+  // The deadline timer keeps running: a response still not taken whole at the deadline is reset.
   WakeHandler();
   wake_();
 }
@@ -323,9 +321,113 @@ void Call::SetDeadline(Clock::duration timeout) {
       return;
     }
     if (auto call = weak.lock()) {
-      call->Finish(Status(StatusCode::kDeadlineExceeded, "deadline exceeded"));
+      call->OnDeadline();
     }
   });
+}
+
+// implements: issue 28 (2) — grpc-timeout ends a response stuck in flow control, not just a
+// handler still running.
+void Call::OnDeadline() {
+  if (completed_) {
+    return;
+  }
+  if (pending_body() > 0) {
+    // The reader has not taken what was queued by its deadline: it will not get the rest.
+    Cancel(StatusCode::kDeadlineExceeded);
+    return;
+  }
+  Finish(Status(StatusCode::kDeadlineExceeded, "deadline exceeded"));
+}
+
+void Call::MarkEnded() {
+  ended_ = true;
+  if (ended_flag_) {
+    ended_flag_->store(true, std::memory_order_release);
+  }
+}
+
+CancelFlag Call::ended_flag() {
+  if (!ended_flag_) {
+    ended_flag_ = std::make_shared<std::atomic<bool>>(ended_);
+  }
+  return ended_flag_;
+}
+
+void Call::Cancel(StatusCode outcome) {
+  if (completed_ || cancelled_) {
+    return;
+  }
+  cancelled_ = true;
+  cancel_outcome_ = outcome;
+  MarkEnded();
+  WakeHandler();
+  wake_();  // the connection sees cancelled() and resets the stream
+}
+
+bool Call::StalledSinceLastCheck() {
+  if (completed_ || !finished_) {
+    return false;
+  }
+  // Nothing taken: the body, or the trailers behind it, wait for flow-control window.
+  const bool stalled = response_bytes_ == stall_mark_;
+  stall_mark_ = response_bytes_;
+  return stalled;
+}
+
+asio::awaitable<Status> Call::ReserveResponse(uint64_t bytes) {
+  auto self = shared_from_this();
+  ResponseBudget* budget = options_.budget;
+  if (budget == nullptr || bytes == 0) {
+    co_return Status::Ok();
+  }
+  if (ended_) {
+    co_return Status(StatusCode::kCancelled, "call ended");
+  }
+  granted_ = false;
+  if (budget->TryTake(options_.connection, bytes, weak_from_this())) {
+    reserved_ += bytes;
+    co_return Status::Ok();
+  }
+  const auto until = Clock::now() + budget->limits().max_wait;
+  while (!granted_) {
+    if (ended_ || Clock::now() >= until) {
+      // Granted meanwhile (Withdraw fails): the bytes are in reserved_ and go back on completion.
+      budget->Withdraw(this);
+      if (granted_) {
+        break;
+      }
+      co_return ended_ ? Status(StatusCode::kCancelled, "call ended")
+                       : Status(StatusCode::kResourceExhausted,
+                                "the server's response memory is in use; retry later");
+    }
+    co_await WaitEvent(until);
+  }
+  co_return ended_ ? Status(StatusCode::kCancelled, "call ended") : Status::Ok();
+}
+
+void Call::OnGranted(uint64_t bytes) {
+  reserved_ += bytes;
+  granted_ = true;
+  if (completed_) {
+    GiveBackReservation();
+    return;
+  }
+  WakeHandler();
+}
+
+void Call::TrimReservation(uint64_t bytes) {
+  if (options_.budget != nullptr && reserved_ > bytes) {
+    options_.budget->Give(options_.connection, reserved_ - bytes);
+    reserved_ = bytes;
+  }
+}
+
+void Call::GiveBackReservation() {
+  if (options_.budget != nullptr && reserved_ > 0) {
+    options_.budget->Give(options_.connection, reserved_);
+    reserved_ = 0;
+  }
 }
 
 void Call::OnRequestBody(std::string_view bytes) {
@@ -368,13 +470,12 @@ void Call::OnReset() {
   }
   if (!finished_) {
     reset_ = true;
-    ended_ = true;
-    if (deadline_timer_) {
-      deadline_timer_->cancel();
-    }
+    MarkEnded();
     WakeHandler();
   }
-  Complete(finished_ ? final_status_.code() : StatusCode::kCancelled);
+  // implements: issue 28 (6) — a response that did not end never counts as delivered: the client
+  // got neither the whole body nor the trailers, whatever the handler had decided.
+  Complete(cancelled_ ? cancel_outcome_ : StatusCode::kCancelled);
 }
 
 void Call::OnResponseComplete() {
@@ -387,6 +488,10 @@ void Call::OnResponseComplete() {
 void Call::Complete(StatusCode outcome) {
   completed_ = true;
   outcome_ = outcome;
+  if (deadline_timer_) {
+    deadline_timer_->cancel();
+  }
+  GiveBackReservation();
   if (options_.observer != nullptr) {
     options_.observer->OnCallDone(*this);
   }

@@ -7,6 +7,7 @@
 // called there. Methods marked "Suspends" are coroutines.
 #pragma once
 
+#include <atomic>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -19,10 +20,12 @@
 #include <vector>
 
 #include "base/byte_buffer.h"
+#include "base/cancel_flag.h"
 #include "base/status.h"
 #include "net/exchange.h"
 #include "rpc/frame.h"
 #include "rpc/grpc_web.h"
+#include "rpc/response_budget.h"
 #include "telemetry/route.h"
 #include "telemetry/span.h"
 
@@ -48,6 +51,8 @@ struct CallOptions {
   uint64_t max_request_bytes = 0;  // per request message (wire length)
   CallObserver* observer = nullptr;
   const void* connection = nullptr;  // net::RequestHead::connection
+  // The worker's response memory (ReserveResponse); nullptr: unbounded.
+  ResponseBudget* budget = nullptr;
 };
 
 // The dispatcher keeps its live calls on an intrusive list (no allocation per call); a call
@@ -57,7 +62,8 @@ using LiveCallHook =
 
 class Call final : public net::Exchange,
                    public std::enable_shared_from_this<Call>,
-                   public LiveCallHook {
+                   public LiveCallHook,
+                   public ResponseBudget::Waiter {
   // First in the object: what delivering one response message touches (the handler queues it,
   // the connection pulls it), in as few cache lines as possible. A topic with 1,000 subscribers
   // touches 1,000 calls per envelope, and between envelopes they leave the cache.
@@ -178,8 +184,29 @@ class Call final : public net::Exchange,
   boost::asio::awaitable<bool> WaitForNotify();
   void Notify();
 
-  // Finish with DEADLINE_EXCEEDED when `deadline` passes first.
+  // At `timeout` from now, a call still running ends DEADLINE_EXCEEDED; a response its reader has
+  // not taken whole by then is reset (grpc-timeout: the client gave up on it).
   void SetDeadline(Clock::duration timeout);
+
+  // Response memory (ResponseBudget): reserves `bytes` for this call's response, waiting while
+  // the worker's or the connection's budget is spent. OK once held; RESOURCE_EXHAUSTED when the
+  // wait bound passed; CANCELLED when the call ended meanwhile. Suspends.
+  boost::asio::awaitable<Status> ReserveResponse(uint64_t bytes);
+  // Keeps at most `bytes` of this call's reservation (what the encoded response really holds);
+  // the rest goes back to the budget. The whole reservation goes back when the call completes.
+  void TrimReservation(uint64_t bytes);
+  uint64_t reserved() const { return reserved_; }
+
+  // Set once the call has ended: hand it with work for another thread so work not started by
+  // then is skipped (store::DbPool::Run).
+  CancelFlag ended_flag();
+
+  // Ends a response its reader will not take whole: the connection resets the stream (HTTP/1.1:
+  // closes), and the call completes with `outcome` (never OK: the client got no trailers).
+  void Cancel(StatusCode outcome);
+  // For the dispatcher's stalled-write sweep: true when the call has finished, its response has
+  // not completed, and the connection took none of its bytes since the sweep last asked.
+  bool StalledSinceLastCheck();
 
   bool ended() const { return ended_; }
   bool finished() const { return finished_; }
@@ -192,6 +219,8 @@ class Call final : public net::Exchange,
   Clock::time_point started_at() const { return started_at_; }
   // Set by the dispatcher when it spawned the handler of a unary call (drain accounting).
   bool admitted_unary = false;
+  // The stalled-write sweep's record: when it first saw this call take no bytes (zero: taking).
+  Clock::time_point stalled_since{};
   // The request span (route table name) and the handler span (rpc.*), started and ended by the
   // dispatcher; inert when there is no tracer or no handler span for the route.
   telemetry::Span request_span;
@@ -212,6 +241,10 @@ class Call final : public net::Exchange,
   size_t pending_body() const override { return out_len_ - out_pos_ + shared_pending_; }
   bool body_complete() const override { return finished_; }
   const std::vector<net::Header>& trailers() const override { return trailers_; }
+  bool cancelled() const override { return cancelled_; }
+
+  // --- ResponseBudget::Waiter ---
+  void OnGranted(uint64_t bytes) override;
 
  private:
   void EnsureHead();
@@ -229,6 +262,9 @@ class Call final : public net::Exchange,
   void WakeHandler();
   boost::asio::awaitable<void> WaitHandler();
   void Complete(StatusCode outcome);
+  void OnDeadline();
+  void MarkEnded();
+  void GiveBackReservation();
 
   Clock::time_point started_at_;
   boost::asio::any_io_executor executor_;
@@ -253,6 +289,14 @@ class Call final : public net::Exchange,
   bool handler_wake_pending_ = false;
   bool notified_ = false;
   std::unique_ptr<boost::asio::steady_timer> deadline_timer_;
+  bool cancelled_ = false;  // Cancel(): the connection resets the response
+  StatusCode cancel_outcome_ = StatusCode::kCancelled;
+  uint64_t stall_mark_ = 0;  // response_bytes_ when the stall sweep last looked
+  std::shared_ptr<std::atomic<bool>> ended_flag_;
+
+  // Response memory held (ResponseBudget), and a reservation granted while waiting.
+  uint64_t reserved_ = 0;
+  bool granted_ = false;
 };
 
 }  // namespace xb::rpc

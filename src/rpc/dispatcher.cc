@@ -1,6 +1,9 @@
 #include "rpc/dispatcher.h"
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include "base/request_id.h"
 #include "rpc/timeout.h"
@@ -73,7 +76,8 @@ Dispatcher::Dispatcher(const Router& router, Admission& admission, telemetry::Me
       admission_(admission),
       metrics_(metrics),
       logger_(logger),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      budget_(options_.response_budget) {}
 
 bool Dispatcher::WantsHeader(std::string_view name) const {
   // The headers the pipeline reads; x-request-id is deliberately not among them (OPS-011).
@@ -168,6 +172,7 @@ std::shared_ptr<net::Exchange> Dispatcher::Start(net::RequestHead head,
       .max_request_bytes = options_.max_request_bytes,
       .observer = this,
       .connection = head.connection,
+      .budget = &budget_,
   };
   auto call = std::make_shared<Call>(std::move(call_options), executor, std::move(wake));
   live_.push_back(*call);
@@ -297,12 +302,62 @@ void Dispatcher::EndStreams() {
 }
 
 void Dispatcher::EndAll() {
+  if (sweep_timer_) {
+    sweep_stopped_ = true;  // a wake already queued still sees it
+    sweep_timer_->cancel();
+  }
   std::vector<std::shared_ptr<Call>> calls;
   for (Call& c : live_) {
     calls.push_back(c.shared_from_this());
   }
   for (auto& c : calls) {
     c->Finish(Unavailable("the server is shutting down"));
+  }
+}
+
+// implements: issue 28 (2) — a response stuck in flow control (a reader that stopped taking
+// bytes) is reset after the stalled-write timeout instead of holding its memory for as long as
+// the client likes. A call is reset once it took nothing over a whole timeout: sweeps run four
+// times per timeout, so the cut comes between one and one and a quarter timeouts after the stall.
+void Dispatcher::StartStallSweep(asio::any_io_executor executor) {
+  if (options_.stalled_write_timeout.count() <= 0) {
+    return;
+  }
+  sweep_timer_ = std::make_shared<asio::steady_timer>(executor);
+  asio::co_spawn(
+      executor,
+      [this, timer = sweep_timer_]() -> asio::awaitable<void> {
+        const auto period = std::max<Call::Clock::duration>(options_.stalled_write_timeout / 4,
+                                                            std::chrono::milliseconds(10));
+        while (true) {
+          timer->expires_after(period);
+          boost::system::error_code ec;
+          co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+          if (ec || sweep_stopped_) {
+            co_return;  // EndAll
+          }
+          SweepStalled();
+        }
+      },
+      asio::detached);
+}
+
+void Dispatcher::SweepStalled() {
+  const auto now = Call::Clock::now();
+  std::vector<std::shared_ptr<Call>> stalled;
+  for (Call& c : live_) {
+    if (!c.StalledSinceLastCheck()) {
+      c.stalled_since = {};
+      continue;
+    }
+    if (c.stalled_since == Call::Clock::time_point{}) {
+      c.stalled_since = now;
+    } else if (now - c.stalled_since >= options_.stalled_write_timeout) {
+      stalled.push_back(c.shared_from_this());
+    }
+  }
+  for (auto& c : stalled) {
+    c->Cancel(StatusCode::kCancelled);
   }
 }
 

@@ -8,7 +8,9 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/intrusive/list.hpp>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -16,6 +18,7 @@
 
 #include "net/exchange.h"
 #include "rpc/call.h"
+#include "rpc/response_budget.h"
 #include "rpc/router.h"
 #include "telemetry/logger.h"
 #include "telemetry/metrics.h"
@@ -54,6 +57,12 @@ struct DispatcherOptions {
   // Starts the request and handler spans (OPS-012, OPS-019); nullptr: no spans.
   telemetry::Tracer* tracer = nullptr;
   Authenticate authenticate;
+  // Response memory of this worker's calls (issue 28): its share of the process budget and the
+  // per-connection bound.
+  ResponseBudget::Limits response_budget;
+  // A finished call whose reader takes no response bytes for this long is reset (issue 28:
+  // server.stalled_write_timeout_ms); zero: never.
+  std::chrono::milliseconds stalled_write_timeout{0};
 };
 
 class Dispatcher final : public net::ExchangeFactory, public CallObserver {
@@ -68,8 +77,15 @@ class Dispatcher final : public net::ExchangeFactory, public CallObserver {
 
   // On this worker's context: end every streaming call with UNAVAILABLE (OPS-007).
   void EndStreams();
-  // On this worker's context: end every remaining call with UNAVAILABLE (OPS-008 deadline).
+  // On this worker's context: end every remaining call with UNAVAILABLE (OPS-008 deadline); the
+  // stalled-write sweep stops.
   void EndAll();
+
+  // On this worker's context: starts the stalled-write sweep (a timer on `executor`, stopped by
+  // EndAll). No-op without a stalled-write timeout.
+  void StartStallSweep(boost::asio::any_io_executor executor);
+
+  ResponseBudget& response_budget() { return budget_; }
 
  private:
   std::shared_ptr<net::Exchange> Preflight(const net::RequestHead& head);
@@ -81,8 +97,16 @@ class Dispatcher final : public net::ExchangeFactory, public CallObserver {
   telemetry::Metrics& metrics_;
   telemetry::Logger& logger_;
   DispatcherOptions options_;
+  // Resets the finished calls whose readers took nothing since the last sweep and for a whole
+  // stalled-write timeout.
+  void SweepStalled();
+
   // Calls whose response has not completed.
   boost::intrusive::list<Call, boost::intrusive::constant_time_size<false>> live_;
+  ResponseBudget budget_;
+  // Shared with the sweep coroutine, which may wake once more after EndAll.
+  std::shared_ptr<boost::asio::steady_timer> sweep_timer_;
+  bool sweep_stopped_ = false;
 };
 
 }  // namespace xb::rpc

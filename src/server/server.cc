@@ -38,6 +38,7 @@
 #include "rpc/dispatcher.h"
 #include "server/health.h"
 #include "server/health_service.h"
+#include "server/memory_release.h"
 #include "server/version.h"
 #include "store/db_pool.h"
 #include "store/open.h"
@@ -85,6 +86,17 @@ rpc::Authenticate MakeAuthenticate(auth::Authenticator* authenticator) {
   return [authenticator](std::string_view path, const std::string* authorization,
                          std::string_view request_id) {
     return authenticator->Admit(path, authorization, request_id);
+  };
+}
+
+// Each worker serves its connections from an equal share of the process's response memory (a
+// connection lives on one worker, so its calls never wait on another thread's releases).
+rpc::ResponseBudget::Limits WorkerResponseBudget(const config::LimitsConfig& limits,
+                                                 size_t workers) {
+  return rpc::ResponseBudget::Limits{
+      .worker_bytes = std::max<uint64_t>(1, limits.max_response_memory_bytes / workers),
+      .connection_bytes = limits.max_connection_response_bytes,
+      .max_wait = std::chrono::seconds(10),
   };
 }
 
@@ -350,7 +362,10 @@ int Run(const config::Config& config, RunOptions options) {
                                .identifier = config.server.identifier,
                                .request_logger = config.server.request_logger,
                                .tracer = &tracer,
-                               .authenticate = MakeAuthenticate(authenticator.get())});
+                               .authenticate = MakeAuthenticate(authenticator.get()),
+                               .response_budget = WorkerResponseBudget(config.limits, worker_count),
+                               .stalled_write_timeout = std::chrono::milliseconds(
+                                   config.server.stalled_write_timeout_ms)});
     net_workers.push_back(
         net::Worker{.io = &w->io, .factory = w->dispatcher.get(), .connections = &w->connections});
     workers.push_back(std::move(w));
@@ -396,6 +411,10 @@ int Run(const config::Config& config, RunOptions options) {
       stopped_cv.notify_all();
     });
   }
+  for (auto& w : workers) {
+    asio::post(w->io,
+               [d = w->dispatcher.get(), &io = w->io] { d->StartStallSweep(io.get_executor()); });
+  }
   (*listener)->Start();
   health.Set(true);
   if (metrics_listener) {
@@ -409,6 +428,10 @@ int Run(const config::Config& config, RunOptions options) {
 
   // Drain (OPS-007, OPS-008): NOT_SERVING, admission closed, streams ended at once, unary calls
   // get the drain deadline, then whatever is left ends UNAVAILABLE and the process exits.
+  // Freed memory goes back to the system (issue 28): checked every few seconds, trimmed when the
+  // allocator holds more than 64 MiB free.
+  MemoryRelease memory_release(main_io.get_executor(), std::chrono::seconds(2), size_t{64} << 20);
+  memory_release.Start();
   asio::steady_timer drain_timer(main_io);
   bool stopping = false;
   auto finish = [&] {
@@ -424,6 +447,7 @@ int Run(const config::Config& config, RunOptions options) {
     if (metrics_listener) {
       metrics_listener->Stop();
     }
+    memory_release.Stop();
     signals.cancel();
   };
   admission.SetOnIdle([&] { asio::post(main_io, finish); });
@@ -472,6 +496,12 @@ int Run(const config::Config& config, RunOptions options) {
   if (jwks_refresher) {
     jwks_refresher->Stop();
   }
+  // implements: OPS-008 — every call has its answer now (drain deadline or idle), so the pool jobs
+  // not started yet serve nobody: they are dropped and the exit does not wait for them. The running
+  // ones finish here, while the workers whose executors they post to still exist (a job that
+  // posted to a destroyed worker crashed the exit).
+  db_pool.Stop();
+  cpu_pool.Stop();
 
   // Workers finish writing what is queued (trailers of the calls ended above), then stop; a
   // worker that cannot finish within the telemetry flush bound is abandoned.

@@ -258,10 +258,15 @@ asio::awaitable<void> Connection::Run(std::string initial) {
     std::weak_ptr<Connection> weak = weak_from_this();
     auto exchange = factory_.Start(std::move(head), stream_->executor(), [weak] {
       if (auto c = weak.lock()) {
+        if (c->current_ != nullptr && c->current_->cancelled()) {
+          c->Close();  // HTTP/1.1 cannot reset one response: the connection goes
+          return;
+        }
         c->wake_pending_ = true;
         c->wake_timer_.cancel();
       }
     });
+    current_ = exchange.get();
 
     // Body: streamed into the exchange in chunks. A response that completes early (an error
     // found in the first frame) is sent at once and the connection closed after it.
@@ -302,6 +307,7 @@ asio::awaitable<void> Connection::Run(std::string initial) {
       }
     }
     if (failed) {
+      current_ = nullptr;
       exchange->OnReset();
       break;
     }
@@ -310,10 +316,12 @@ asio::awaitable<void> Connection::Run(std::string initial) {
     }
     const bool ok = co_await WriteResponse(*exchange, keep_alive && !early);
     if (!ok) {
+      current_ = nullptr;
       exchange->OnReset();
       break;
     }
     exchange->OnResponseComplete();
+    current_ = nullptr;
     busy_ = false;
     if (!keep_alive || early || closing_ || exchange->streaming()) {
       break;

@@ -41,9 +41,10 @@ class Connection final : public ServerConnection, public std::enable_shared_from
   boost::asio::steady_timer wake_timer_;
   bool wake_pending_ = false;
   bool closed_ = false;
-  bool closing_ = false;    // close after the response in progress
-  bool busy_ = false;       // a request is being served
-  bool peer_gone_ = false;  // the peer closed during a streaming response
+  bool closing_ = false;         // close after the response in progress
+  bool busy_ = false;            // a request is being served
+  bool peer_gone_ = false;       // the peer closed during a streaming response
+  Exchange* current_ = nullptr;  // the exchange being served; kept alive by Run while set
 };
 
 }  // namespace xb::net::http1

@@ -24,6 +24,7 @@ struct Connection::Stream {
   bool response_submitted = false;
   bool response_complete = false;
   bool trailers_submitted = false;
+  bool reset_submitted = false;
   RequestHead head;
   std::vector<nghttp2_nv> nv;  // points into exchange's head/trailers, kept alive by exchange
 };
@@ -299,6 +300,13 @@ void Connection::SubmitPendingResponses() {
       continue;
     }
     Stream& s = *it->second;
+    if (s.exchange->cancelled()) {
+      if (!s.reset_submitted) {
+        s.reset_submitted = true;
+        nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL);
+      }
+      continue;
+    }
     if (s.response_submitted) {
       nghttp2_session_resume_data(session_, id);
       continue;
@@ -316,6 +324,17 @@ void Connection::SubmitPendingResponses() {
     nv.back().flags = NGHTTP2_NV_FLAG_NO_COPY_NAME;  // `status` is a local: copy the value
     for (const auto& h : head->headers) {
       nv.push_back(MakeNv(h.name, h.value));
+    }
+    if (s.exchange->body_complete() && s.exchange->pending_body() == 0) {
+      // A response with no body goes as one HEADERS frame ending the stream, its trailers merged
+      // in (gRPC's Trailers-Only form): no DATA frame, which a reader with no flow-control window
+      // would never receive, so a status decided early always reaches the client.
+      for (const auto& h : s.exchange->trailers()) {
+        nv.push_back(MakeNv(h.name, h.value));
+      }
+      s.trailers_submitted = true;
+      nghttp2_submit_response(session_, id, nv.data(), nv.size(), nullptr);
+      continue;
     }
     nghttp2_data_provider provider{};
     provider.source.ptr = &s;

@@ -1,0 +1,192 @@
+"""Issue 28: what one client can do to the server must be bounded by configuration, not by the
+client's manners. Each test here reproduces an attack that once crashed the server or exhausted
+its memory, with a raw HTTP/2 client (h2_raw) where grpcio would be too polite."""
+import time
+import unittest
+import urllib.request
+
+import envelopes as E
+import h2_raw
+import harness
+from xmtp.backend.v1 import backend_pb2
+
+PUBLISH = "/xmtp.backend.v1.PublishService/Publish"
+QUERY = "/xmtp.backend.v1.QueryService/Query"
+CONFIG = "/xmtp.backend.v1.ConfigurationService/GetConfiguration"
+
+ENVELOPE_PAYLOAD = 1_000_000  # bytes of ciphertext: envelopes just under the 1 MiB default bound
+ENVELOPES = 24                # a Query of them all answers about 24 MB
+
+
+def server_config(server_keys="", extra=""):
+    """The minimal configuration with `server_keys` added to [server] and `extra` sections."""
+    return harness.minimal_config(extra).replace(
+        'log_format = "json"\n', 'log_format = "json"\n' + server_keys)
+
+
+def rss_bytes(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def publish_big_topic(server, gid):
+    """Stores ENVELOPES envelopes of ~1 MB on one group topic; returns the Query request bytes."""
+    with server.channel() as ch:
+        for i in range(ENVELOPES):
+            env = E.group_message(gid, 1, bytes([i]) * ENVELOPE_PAYLOAD)
+            harness.unary(ch, PUBLISH, backend_pb2.PublishRequest(envelopes=[env]),
+                          backend_pb2.PublishResponse, timeout=30)
+    query = backend_pb2.QueryRequest(limit=ENVELOPES)
+    q = query.queries.add()
+    q.topic.topic = E.group_topic(gid)
+    return query.SerializeToString()
+
+
+class ShutdownUnderLoadTest(unittest.TestCase):
+    """Defect 1: SIGTERM while connections have 100 concurrent ~24 MB Query calls each, the clients
+    closing at the signal: the process crashed after logging `stopped` (a DB pool thread posted to
+    a worker already destroyed) and took past the drain deadline + 5 s to exit."""
+
+    DRAIN_MS = 1000
+
+    def test_sigterm_under_concurrent_large_queries_exits_cleanly_within_the_bound(self):
+        config = server_config("max_drain_duration_ms = %d\n" % self.DRAIN_MS)
+        for attempt in range(2):
+            with harness.Server(config) as server:
+                body = publish_big_topic(server, (b"shutdown-%d" % attempt).ljust(16, b"_"))
+                clients = [h2_raw.Client(server.port, window=1 << 20) for _ in range(2)]
+                for client in clients:
+                    for _ in range(100):
+                        client.start(QUERY, body)
+                # Let the queries reach the DB pool and responses start flowing.
+                clients[0].run_until(lambda: any(s.data for s in clients[0].streams.values()), 20)
+                signalled = time.monotonic()
+                server.terminate()
+                for client in clients:
+                    client.close()
+                bound = self.DRAIN_MS / 1000 + 5
+                try:
+                    code = server.wait(timeout=bound + 10)
+                except Exception:  # still running far past the bound: kill, then fail below
+                    code = None
+                took = time.monotonic() - signalled
+                self.assertEqual(code, 0, "exit status %r after SIGTERM; stderr tail:\n%s" %
+                                 (code, server.stderr_text[-2000:]))
+                self.assertLessEqual(took, bound, "exit took %.1f s" % took)
+                self.assertTrue(any(r.get("msg") == "stopped" for r in server.log_records()))
+
+
+def completions(server, method):
+    return [r for r in server.log_records()
+            if r.get("msg") == "request completed" and r.get("method") == method]
+
+
+def handled(server, method, code):
+    """grpc_server_handled_total for the route of `method` with `code`, from the exposition."""
+    text = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % server.metrics_port,
+                                  timeout=5).read().decode()
+    service, name = method.strip("/").rsplit("/", 1)
+    total = 0.0
+    for line in text.splitlines():
+        if (line.startswith("grpc_server_handled_total{") and 'grpc_method="%s"' % name in line
+                and 'grpc_service="%s"' % service in line and 'grpc_code="%s"' % code in line):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def reset_peak_rss(pid):
+    with open("/proc/%d/clear_refs" % pid, "w") as f:
+        f.write("5")  # resets VmHWM to the current RSS
+
+
+def peak_rss_bytes(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+class StalledResponseTest(unittest.TestCase):
+    """Defects 2 and 6: 20 responses stalled by a zero receive window held 1.08 GiB for as long as
+    the client liked, with no reset even past the request's grpc-timeout, and were then logged
+    OK with 0 response bytes although the client got neither body nor trailers."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = harness.Server(server_config("stalled_write_timeout_ms = 1000\n"))
+        cls.server.start()
+        cls.body = publish_big_topic(cls.server, b"stalled-responses".ljust(16, b"_")[:16])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.kill()
+        cls.server.tmp.cleanup()
+        cls.server.check_sanitizers()
+
+    def stall(self, count, headers=()):
+        """Starts `count` Queries on a connection whose window is 0; returns the client once the
+        server ended every stream (or the bound passed)."""
+        client = h2_raw.Client(self.server.port, window=0, credit=False)
+        streams = [client.start(QUERY, self.body, headers) for _ in range(count)]
+        client.run_until(lambda: all(s.ended for s in streams), 30)
+        return client, streams
+
+    def wait_completions(self, before, count):
+        return harness.wait_for(lambda: len(completions(self.server, QUERY)) >= before + count and
+                                completions(self.server, QUERY)[before:], 10,
+                                "%d completion lines" % count)
+
+    # verifies: issue 28 (2) the stalled-write timeout, (6) a reset response is not OK
+    def test_responses_stalled_by_a_zero_window_are_reset_and_logged_cancelled(self):
+        before = len(completions(self.server, QUERY))
+        cancelled_before = handled(self.server, QUERY, "Cancelled")
+        ok_before = handled(self.server, QUERY, "OK")
+        client, streams = self.stall(20)
+        try:
+            self.assertTrue(all(s.ended for s in streams), "a stalled stream was never ended")
+            self.assertEqual({s.reset_code for s in streams}, {8})  # RST_STREAM CANCEL
+            self.assertFalse([s for s in streams if s.trailers], "trailers cannot pass a 0 window")
+            lines = self.wait_completions(before, 20)
+            self.assertEqual({l["grpc_code"] for l in lines}, {"Cancelled"})
+            self.assertEqual(handled(self.server, QUERY, "Cancelled") - cancelled_before, 20)
+            self.assertEqual(handled(self.server, QUERY, "OK"), ok_before)
+        finally:
+            client.close()
+
+    # verifies: issue 28 (2) grpc-timeout ends a response stuck in flow control
+    def test_grpc_timeout_ends_a_stalled_response_as_deadline_exceeded(self):
+        # The stall timeout (1 s) would end it too: the deadline must come first, so it is short.
+        before = len(completions(self.server, QUERY))
+        client, streams = self.stall(3, headers=[("grpc-timeout", "200m")])
+        try:
+            self.assertTrue(all(s.ended for s in streams))
+            lines = self.wait_completions(before, 3)
+            # Reset when the response was queued by the deadline; else its status, in one HEADERS
+            # frame (Trailers-Only), which a 0 window cannot hold back.
+            for s in streams:
+                self.assertTrue(s.reset_code == 8 or s.grpc_status == 4, (s.reset_code, s.trailers))
+            self.assertEqual({l["grpc_code"] for l in lines}, {"DeadlineExceeded"})
+        finally:
+            client.close()
+
+    def test_a_slow_reader_that_keeps_reading_is_not_cut(self):
+        # A 64 KiB window credited as data arrives: a reader that keeps taking bytes is never cut,
+        # whatever its response's total time.
+        client = h2_raw.Client(self.server.port, window=1 << 16, credit=True)
+        try:
+            stream = client.start(QUERY, self.body)
+            self.assertTrue(client.run_until(lambda: stream.ended, 60))
+            self.assertIsNone(stream.reset_code)
+            self.assertEqual(stream.grpc_status, 0)
+            response = backend_pb2.QueryResponse.FromString(bytes(stream.data[5:]))
+            self.assertEqual(len(response.envelopes), ENVELOPES)
+        finally:
+            client.close()
+
+
+if __name__ == "__main__":
+    unittest.main()
