@@ -290,3 +290,67 @@ TEST(Call, AbortDropsQueuedSharedPiecesAndKeepsTheMessageBeingSent) {
 
 }  // namespace
 }  // namespace xb::rpc
+
+namespace xb::rpc {
+namespace {
+
+// Regression (issue 28, defect 6): 20 responses stalled by a zero window were logged OK.
+TEST(CallOutcome, AResponseResetBeforeItEndedIsCancelledWhateverTheHandlerDecided) {
+  Fixture f;
+  auto call = f.Make(Dialect::kGrpc);
+  ASSERT_TRUE(call->WriteNow("response").ok());
+  call->Finish(Status::Ok());
+  call->OnReset();  // the body and the trailers never left
+  EXPECT_EQ(f.observer.done, 1);
+  EXPECT_EQ(call->outcome(), StatusCode::kCancelled);
+}
+
+TEST(CallOutcome, ACancelledResponseCompletesWithItsOutcomeOnceTheConnectionResetsIt) {
+  Fixture f;
+  auto call = f.Make(Dialect::kGrpc);
+  ASSERT_TRUE(call->WriteNow("response").ok());
+  call->Finish(Status::Ok());
+  const int wakes = f.wakes;
+  call->Cancel(StatusCode::kDeadlineExceeded);
+  EXPECT_TRUE(call->cancelled());
+  EXPECT_GT(f.wakes, wakes);  // the connection is told, and resets the stream
+  EXPECT_EQ(f.observer.done, 0);
+  call->OnReset();
+  EXPECT_EQ(call->outcome(), StatusCode::kDeadlineExceeded);
+}
+
+TEST(CallOutcome, ADeliveredResponseKeepsItsStatus) {
+  Fixture f;
+  auto call = f.Make(Dialect::kGrpc);
+  call->Finish(InvalidArgument("bad"));
+  call->OnResponseComplete();
+  EXPECT_EQ(call->outcome(), StatusCode::kInvalidArgument);
+}
+
+TEST(CallStall, AFinishedCallIsStalledOnlyWhileTheConnectionTakesNothing) {
+  Fixture f;
+  auto call = f.Make(Dialect::kGrpc);
+  ASSERT_TRUE(call->WriteNow(std::string(100, 'x')).ok());
+  EXPECT_FALSE(call->StalledSinceLastCheck());  // still running: never stalled
+  call->Finish(Status::Ok());
+  EXPECT_TRUE(call->StalledSinceLastCheck());  // nothing taken yet
+  char some[10];
+  call->PullBody(some, sizeof(some));
+  EXPECT_FALSE(call->StalledSinceLastCheck());  // it took bytes since
+  EXPECT_TRUE(call->StalledSinceLastCheck());
+  call->OnResponseComplete();
+  EXPECT_FALSE(call->StalledSinceLastCheck());  // done
+}
+
+TEST(CallEndedFlag, IsSetWhenTheCallEnds) {
+  Fixture f;
+  auto call = f.Make(Dialect::kGrpc);
+  CancelFlag flag = call->ended_flag();
+  EXPECT_FALSE(flag->load());
+  call->OnReset();
+  EXPECT_TRUE(flag->load());
+  EXPECT_TRUE(call->ended_flag()->load());  // and a flag taken afterwards starts set
+}
+
+}  // namespace
+}  // namespace xb::rpc

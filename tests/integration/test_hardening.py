@@ -5,6 +5,8 @@ import time
 import unittest
 import urllib.request
 
+import grpc
+
 import envelopes as E
 import h2_raw
 import harness
@@ -12,6 +14,8 @@ from xmtp.backend.v1 import backend_pb2
 
 PUBLISH = "/xmtp.backend.v1.PublishService/Publish"
 QUERY = "/xmtp.backend.v1.QueryService/Query"
+NEWEST = "/xmtp.backend.v1.QueryService/QueryNewest"
+STATIC = "/xmtp.backend.v1.SubscriptionService/SubscribeStatic"
 CONFIG = "/xmtp.backend.v1.ConfigurationService/GetConfiguration"
 
 ENVELOPE_PAYLOAD = 1_000_000  # bytes of ciphertext: envelopes just under the 1 MiB default bound
@@ -186,6 +190,90 @@ class StalledResponseTest(unittest.TestCase):
             self.assertEqual(len(response.envelopes), ENVELOPES)
         finally:
             client.close()
+
+
+class ResponseMemoryTest(unittest.TestCase):
+    """Defect 2: one connection with 100 concurrent 24 MB Query responses took the server from
+    94 MiB to 4.6 GiB, also with a client that reads and credits every byte."""
+
+    BUDGET = 128 << 20
+    CONNECTION = 64 << 20
+
+    # verifies: issue 28 (2) response memory is bounded by configuration
+    def test_concurrent_large_queries_stay_within_the_response_budget(self):
+        config = server_config(extra="[limits]\nmax_response_memory_bytes = %d\n"
+                               "max_connection_response_bytes = %d\n" %
+                               (self.BUDGET, self.CONNECTION))
+        with harness.Server(config) as server:
+            body = publish_big_topic(server, b"response-budget".ljust(16, b"_")[:16])
+            baseline = rss_bytes(server.proc.pid)
+            reset_peak_rss(server.proc.pid)
+            client = h2_raw.Client(server.port, window=16 << 20, connection_window=64 << 20)
+            try:
+                streams = [client.start(QUERY, body) for _ in range(12)]
+                self.assertTrue(client.run_until(lambda: all(s.ended for s in streams), 120))
+                peak = peak_rss_bytes(server.proc.pid)
+                for s in streams:
+                    self.assertEqual(s.grpc_status, 0, s.trailers)
+                    response = backend_pb2.QueryResponse.FromString(bytes(s.data[5:]))
+                    self.assertEqual(len(response.envelopes), ENVELOPES)
+            finally:
+                client.close()
+            # Twelve responses of 24 MB would need ~300 MB at once; the budget allows 128 MiB.
+            self.assertLessEqual(peak - baseline, self.BUDGET + (64 << 20),
+                                 "peak %d MiB over a baseline of %d MiB" %
+                                 ((peak - baseline) >> 20, baseline >> 20))
+
+
+class RequestAmplificationTest(harness.ServerTestCase):
+    """Defect 3: a 26 MB Publish of 13,000,000 empty envelopes took 22 s and 2 GiB before
+    INVALID_ARGUMENT; the same shape cost Query, QueryNewest and SubscribeStatic ~108 MB each."""
+
+    EMPTY = b"\x0a\x00" * 13_000_000  # field 1, length 0, thirteen million times
+
+    def call_raw(self, path, body):
+        pid = self.server.proc.pid
+        before = rss_bytes(pid)
+        reset_peak_rss(pid)
+        with self.server.channel() as ch:
+            call = ch.unary_unary(path)
+            try:
+                call(body, timeout=60)
+                self.fail("accepted")
+            except grpc.RpcError as e:
+                error = e
+        return error, peak_rss_bytes(pid) - before
+
+    def assert_bounded(self, grown):
+        # The request's own bytes, held once or twice while it is read, and nothing per element.
+        self.assertLessEqual(grown, 3 * len(self.EMPTY) + (16 << 20), "grew %d MiB" % (grown >> 20))
+
+    # verifies: issue 28 (3) a bad request costs what was read up to its first error
+    def test_a_publish_of_millions_of_empty_envelopes_fails_at_the_first(self):
+        error, grown = self.call_raw(PUBLISH, self.EMPTY)
+        self.assertEqual(error.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertEqual(error.details(), "envelope has no payload")
+        self.assert_bounded(grown)
+
+    def test_queries_of_millions_of_empty_topics_are_refused_before_they_are_parsed(self):
+        for path, details in ((QUERY, "too many topics in one query"),
+                              (NEWEST, "too many topics in one newest query")):
+            error, grown = self.call_raw(path, self.EMPTY)
+            self.assertEqual(error.code(), grpc.StatusCode.INVALID_ARGUMENT, path)
+            self.assertEqual(error.details(), details)
+            self.assert_bounded(grown)
+
+    def test_a_static_stream_of_millions_of_empty_topics_is_refused_before_it_is_parsed(self):
+        pid = self.server.proc.pid
+        before = rss_bytes(pid)
+        reset_peak_rss(pid)
+        with self.server.channel() as ch:
+            stream = ch.unary_stream(STATIC)
+            with self.assertRaises(grpc.RpcError) as ctx:
+                list(stream(self.EMPTY, timeout=60))
+        self.assertEqual(ctx.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertEqual(ctx.exception.details(), "too many topics for one static stream")
+        self.assert_bounded(peak_rss_bytes(pid) - before)
 
 
 if __name__ == "__main__":
