@@ -153,8 +153,10 @@ asio::awaitable<Status> Query(const ApiContext& ctx, const v1::QueryRequest& req
   store::QueryPage page;
   if (!topics.empty()) {
     XB_RETURN_IF_ERROR_CO(co_await call.ReserveResponse(WorstResponseMemory(ctx.limits, limit)));
-    auto result_job = [store = ctx.store, topics = std::move(topics), limit] {
-      return store->Query(topics, limit);
+    // The store stops reading once the payloads alone pass the response budget.
+    auto result_job = [store = ctx.store, topics = std::move(topics), limit,
+                       max_bytes = ctx.limits.max_response_bytes] {
+      return store->Query(topics, limit, max_bytes);
     };
     // A call ended before the read starts (its client went away) does not read the store.
     auto result = co_await ctx.db->Run(std::move(result_job), call.ended_flag());
@@ -162,6 +164,9 @@ asio::awaitable<Status> Query(const ApiContext& ctx, const v1::QueryRequest& req
       co_return StoreErrorStatus(*error, *ctx.metrics);
     }
     page = std::move(std::get<store::QueryPage>(result));
+    if (page.over_budget) {
+      co_return OverResponseBudget();
+    }
   }
   co_return WriteQueryPage(ctx, page, call);
 }

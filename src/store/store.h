@@ -107,6 +107,9 @@ struct TopicCursor {
 struct QueryPage {
   std::vector<StoredEnvelope> envelopes;  // ascending id
   bool has_more = false;                  // from the same snapshot (API-240)
+  // The page's payloads came to more than the read's max_payload_bytes: `envelopes` stops at the
+  // row that passed it (the rest was not read), and the page cannot be answered whole.
+  bool over_budget = false;
 };
 
 // Typed errors (STORE.md section 0). `item` names the failing PublishItem for kAdmission.
@@ -239,7 +242,15 @@ class Store {
 
   // API-240: per topic ids above its cursor; the page is the lowest `limit` candidates overall,
   // each topic a prefix; has_more from the same snapshot. Topics are distinct. Primary.
-  virtual StoreResult<QueryPage> Query(const std::vector<TopicCursor>& topics, uint32_t limit) = 0;
+  // Payloads are read in id order until their total passes `max_payload_bytes` (issue 28: a page
+  // of 1,000 envelopes of 1 MiB is never read whole to be refused as too large); the page is
+  // then over_budget.
+  virtual StoreResult<QueryPage> Query(const std::vector<TopicCursor>& topics, uint32_t limit,
+                                       uint64_t max_payload_bytes) = 0;
+  // Query with no bound on the payloads read (tests).
+  StoreResult<QueryPage> Query(const std::vector<TopicCursor>& topics, uint32_t limit) {
+    return Query(topics, limit, UINT64_MAX);
+  }
 
   // API-244: the newest envelope per distinct topic that has one, in request order; payload
   // empty unless `with_payload`. The read database (replica when configured).

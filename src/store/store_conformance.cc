@@ -583,6 +583,28 @@ TEST_P(StoreConformanceTest, QueryWithNothingEligibleIsEmpty) {
   EXPECT_FALSE(exact.has_more);  // eligible == limit is not "more"
 }
 
+// Regression (issue 28): a Query page was read whole however large its payloads, to be refused
+// OUT_OF_RANGE afterwards (1,000 envelopes of 1 MiB: 1 GiB read per request). Payloads are read
+// in id order until their total passes the bound; the page is then over_budget.
+TEST_P(StoreConformanceTest, QueryStopsReadingOncePayloadsPassTheBound) {
+  std::vector<PublishItem> items;
+  for (int i = 0; i < 5; ++i) {
+    items.push_back(Item(GroupTopic(1), std::string(1000, static_cast<char>('a' + i))));
+  }
+  ASSERT_STORE_OK(CommitPublishResult r, store_->CommitPublish(Request(std::move(items))));
+  ASSERT_STORE_OK(QueryPage capped, store_->Query({{GroupTopic(1), 0}}, 10, 2500));
+  EXPECT_TRUE(capped.over_budget);
+  ASSERT_EQ(capped.envelopes.size(), 3u);  // the third passes 2500; nothing after it is read
+  EXPECT_EQ(capped.envelopes[2].meta.sequence_id, r.metas[2].sequence_id);
+  ASSERT_STORE_OK(QueryPage exact, store_->Query({{GroupTopic(1), 0}}, 10, 5000));
+  EXPECT_FALSE(exact.over_budget);
+  EXPECT_EQ(exact.envelopes.size(), 5u);
+  ASSERT_STORE_OK(QueryPage limited, store_->Query({{GroupTopic(1), 0}}, 2, 1500));
+  EXPECT_TRUE(limited.over_budget);  // two rows, 2000 bytes: the page passes 1500
+  EXPECT_EQ(limited.envelopes.size(), 2u);
+  EXPECT_TRUE(limited.has_more);
+}
+
 // ---- Newest (API-244). ----
 
 TEST_P(StoreConformanceTest, NewestGivesEachTopicsHighestRowInRequestOrder) {

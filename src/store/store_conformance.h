@@ -60,8 +60,9 @@ class OwningStore final : public Store {
   StoreResult<CommitPublishResult> CommitPublish(const CommitPublishRequest& request) override {
     return store_->CommitPublish(request);
   }
-  StoreResult<QueryPage> Query(const std::vector<TopicCursor>& topics, uint32_t limit) override {
-    return store_->Query(topics, limit);
+  StoreResult<QueryPage> Query(const std::vector<TopicCursor>& topics, uint32_t limit,
+                               uint64_t max_payload_bytes) override {
+    return store_->Query(topics, limit, max_payload_bytes);
   }
   StoreResult<std::vector<StoredEnvelope>> Newest(const std::vector<std::string>& topics,
                                                   bool with_payload) override {

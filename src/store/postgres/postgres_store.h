@@ -67,7 +67,9 @@ class PostgresStore final : public Store {
   // threads without holding a DB pool thread (PublishCombiner::Start).
   bool StartCommitPublish(std::shared_ptr<const CommitPublishRequest> request,
                           CommitPublishDone done) override;
-  StoreResult<QueryPage> Query(const std::vector<TopicCursor>& topics, uint32_t limit) override;
+  using Store::Query;  // the unbounded form, for tests
+  StoreResult<QueryPage> Query(const std::vector<TopicCursor>& topics, uint32_t limit,
+                               uint64_t max_payload_bytes) override;
   StoreResult<std::vector<StoredEnvelope>> Newest(const std::vector<std::string>& topics,
                                                   bool with_payload) override;
   StoreResult<std::optional<StoredEnvelope>> Get(int64_t sequence_id) override;

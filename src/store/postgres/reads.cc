@@ -45,8 +45,14 @@ WITH c AS MATERIALIZED (
 SELECT n.total, )sql" XB_PG_META_COLUMNS R"sql(, e.payload
 FROM (SELECT count(*) AS total FROM c) AS n
 LEFT JOIN LATERAL (
-  SELECT p.* FROM envelopes AS p
-  WHERE p.sequence_id IN (SELECT c.sequence_id FROM c ORDER BY c.sequence_id LIMIT $4::int8)
+  SELECT w.* FROM (
+    SELECT p.*,
+           sum(octet_length(p.payload)) OVER (ORDER BY p.sequence_id) - octet_length(p.payload)
+             AS bytes_before
+    FROM envelopes AS p
+    WHERE p.sequence_id IN (SELECT c.sequence_id FROM c ORDER BY c.sequence_id LIMIT $4::int8)
+  ) AS w
+  WHERE w.bytes_before <= $5::int8
 ) AS e ON true
 ORDER BY e.sequence_id)sql";
 
@@ -229,8 +235,8 @@ StoreResult<std::vector<StoredEnvelope>> PostgresStore::History(const std::strin
 }
 
 // implements: API-240, API-202 (Query reads the primary)
-StoreResult<QueryPage> PostgresStore::Query(const std::vector<TopicCursor>& topics,
-                                            uint32_t limit) {
+StoreResult<QueryPage> PostgresStore::Query(const std::vector<TopicCursor>& topics, uint32_t limit,
+                                            uint64_t max_payload_bytes) {
   QueryPage page;
   if (topics.empty()) {
     return page;
@@ -253,7 +259,8 @@ StoreResult<QueryPage> PostgresStore::Query(const std::vector<TopicCursor>& topi
   params.ByteaArray(names)
       .Int8Array(afters)
       .Int8(static_cast<int64_t>(limit) + 1)
-      .Int8(static_cast<int64_t>(limit));
+      .Int8(static_cast<int64_t>(limit))
+      .Int8(static_cast<int64_t>(std::min<uint64_t>(max_payload_bytes, INT64_MAX)));
   auto r = ReadOnce(primary_, StatementTimeout(), "query", kQuery, params);
   if (auto* e = std::get_if<DbError>(&r)) {
     return e->ToStoreError();
@@ -263,6 +270,7 @@ StoreResult<QueryPage> PostgresStore::Query(const std::vector<TopicCursor>& topi
     return BadRow("query");
   }
   page.has_more = rows.Int8(0, 0) > static_cast<int64_t>(limit);
+  uint64_t payload_bytes = 0;
   for (int row = 0; row < rows.rows(); ++row) {
     if (rows.IsNull(row, 1)) {
       continue;  // the empty page's single row
@@ -273,7 +281,10 @@ StoreResult<QueryPage> PostgresStore::Query(const std::vector<TopicCursor>& topi
     }
     page.envelopes.push_back(StoredEnvelope{
         .meta = std::move(*meta), .payload = std::string(rows.Bytes(row, 1 + kMetaColumnCount))});
+    payload_bytes += page.envelopes.back().payload.size();
   }
+  // The statement stops after the row that passes the bound (issue 28), as SQLite's read does.
+  page.over_budget = payload_bytes > max_payload_bytes;
   return page;
 }
 

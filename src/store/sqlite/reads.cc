@@ -109,7 +109,7 @@ StoreResult<std::vector<StoredEnvelope>> ReadHistory(Connection& conn, const std
 
 // implements: API-240, STORE.md 7 (Query)
 StoreResult<QueryPage> ReadQuery(Connection& conn, const std::vector<TopicCursor>& topics,
-                                 uint32_t limit) {
+                                 uint32_t limit, uint64_t max_payload_bytes) {
   if (limit == 0) {
     return InvariantError("query limit must be at least 1");
   }
@@ -140,7 +140,12 @@ StoreResult<QueryPage> ReadQuery(Connection& conn, const std::vector<TopicCursor
   candidates.resize(std::min<size_t>(candidates.size(), limit));
 
   page.envelopes.reserve(candidates.size());
+  uint64_t payload_bytes = 0;
   for (int64_t id : candidates) {
+    if (payload_bytes > max_payload_bytes) {
+      page.over_budget = true;  // the page cannot be answered whole: read no further
+      break;
+    }
     StatementUse row = conn.Use(kRowById, "query page");
     row.BindInt64(1, id);
     if (!row.Step()) {
@@ -150,7 +155,9 @@ StoreResult<QueryPage> ReadQuery(Connection& conn, const std::vector<TopicCursor
       return InvariantError("query: a candidate row vanished inside one snapshot");
     }
     page.envelopes.push_back(ReadEnvelope(row, /*with_payload=*/true));
+    payload_bytes += page.envelopes.back().payload.size();
   }
+  page.over_budget = page.over_budget || payload_bytes > max_payload_bytes;
   return page;
 }
 

@@ -30,9 +30,10 @@ StoreResult<std::vector<StoredEnvelope>> ReadHistory(Connection& conn, const std
 
 // API-240: per topic at most limit + 1 candidate ids above its cursor; the lowest limit + 1
 // candidates overall decide has_more; the page is the lowest `limit` of them, payloads loaded by
-// primary key for page ids only, ascending. Precondition: limit >= 1 (kInvariant otherwise).
+// primary key for page ids only, ascending, until their payloads pass `max_payload_bytes`
+// (over_budget). Precondition: limit >= 1 (kInvariant otherwise).
 StoreResult<QueryPage> ReadQuery(Connection& conn, const std::vector<TopicCursor>& topics,
-                                 uint32_t limit);
+                                 uint32_t limit, uint64_t max_payload_bytes);
 
 // API-244: per distinct topic in order of first appearance, the row its watermark names;
 // topics without a watermark are absent; the payload only when `with_payload`.

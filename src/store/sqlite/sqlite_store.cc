@@ -147,10 +147,12 @@ StoreResult<std::vector<StoredEnvelope>> SqliteStore::History(const std::string&
       [&topic](Connection& conn) { return ReadHistory(conn, topic); });
 }
 
-StoreResult<QueryPage> SqliteStore::Query(const std::vector<TopicCursor>& topics, uint32_t limit) {
-  return WithReader<QueryPage>(
-      *readers_, options_.statement_timeout_ms,
-      [&topics, limit](Connection& conn) { return ReadQuery(conn, topics, limit); });
+StoreResult<QueryPage> SqliteStore::Query(const std::vector<TopicCursor>& topics, uint32_t limit,
+                                          uint64_t max_payload_bytes) {
+  return WithReader<QueryPage>(*readers_, options_.statement_timeout_ms,
+                               [&topics, limit, max_payload_bytes](Connection& conn) {
+                                 return ReadQuery(conn, topics, limit, max_payload_bytes);
+                               });
 }
 
 StoreResult<std::vector<StoredEnvelope>> SqliteStore::Newest(const std::vector<std::string>& topics,

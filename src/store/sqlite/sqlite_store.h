@@ -61,7 +61,9 @@ class SqliteStore final : public Store {
   // so no DB pool thread waits for the writer.
   bool StartCommitPublish(std::shared_ptr<const CommitPublishRequest> request,
                           CommitPublishDone done) override;
-  StoreResult<QueryPage> Query(const std::vector<TopicCursor>& topics, uint32_t limit) override;
+  using Store::Query;  // the unbounded form, for tests
+  StoreResult<QueryPage> Query(const std::vector<TopicCursor>& topics, uint32_t limit,
+                               uint64_t max_payload_bytes) override;
   StoreResult<std::vector<StoredEnvelope>> Newest(const std::vector<std::string>& topics,
                                                   bool with_payload) override;
   StoreResult<std::optional<StoredEnvelope>> Get(int64_t sequence_id) override;
