@@ -28,6 +28,11 @@ struct ServerConfig {
   bool request_logger = true;
   uint64_t max_drain_duration_ms = 10000;
   std::optional<TlsConfig> tls;
+  // Connection limits: our extension (DECISIONS.md, Connection limits; not published).
+  uint64_t max_connections = 10000;
+  uint64_t handshake_timeout_ms = 10000;
+  uint64_t header_read_timeout_ms = 10000;
+  uint64_t idle_timeout_ms = 900000;
 };
 
 struct TelemetryConfig {
@@ -111,6 +116,10 @@ struct LimitsConfig {
   uint32_t max_ping_burst = 100;
   uint32_t max_http2_streams = 100;
   uint32_t max_push_topics = 100000;
+  // Connection limits: our extension (DECISIONS.md, Connection limits; not published).
+  uint32_t max_header_list_bytes = 32768;
+  uint32_t max_control_frames_per_second = 100;
+  uint32_t max_control_frame_burst = 1000;
 };
 
 struct MlsConfig {
