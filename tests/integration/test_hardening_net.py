@@ -6,8 +6,10 @@ import os
 import resource
 import select
 import socket
+import ssl
 import struct
 import subprocess
+import tempfile
 import threading
 import time
 import unittest
@@ -18,6 +20,7 @@ import h2.connection
 import h2.events
 
 import harness
+from xmtp.backend.v1 import backend_pb2
 
 GET_CONFIGURATION = "/xmtp.backend.v1.ConfigurationService/GetConfiguration"
 ENHANCE_YOUR_CALM = 0xB
@@ -408,6 +411,18 @@ class ConnectionTimeoutsTest(harness.ServerTestCase):
             client.close()
 
 
+    # A real gRPC client (grpcio) making unary calls back to back sends a WINDOW_UPDATE and a
+    # BDP PING about every call: each request earns their tokens (with one per request the
+    # streams suite's publishers were cut off after ~1,000 calls).
+    def test_back_to_back_grpc_calls_stay_within_the_control_frame_cap(self):
+        before = closed_by(self.server, "control_frame_flood")
+        with self.server.channel() as channel:
+            for _ in range(1500):
+                harness.unary(channel, GET_CONFIGURATION, backend_pb2.GetConfigurationRequest(),
+                              backend_pb2.GetConfigurationResponse)
+        self.assertEqual(closed_by(self.server, "control_frame_flood"), before)
+
+
 def wait_closed_or_quiet(sock, seconds):
     """True when the peer closed within `seconds`."""
     readable, _, _ = select.select([sock], [], [], seconds)
@@ -441,6 +456,37 @@ class ConnectionCapTest(unittest.TestCase):
                 client.close()
             for sock in held:
                 sock.close()
+
+
+class TlsHandshakeTimeoutTest(unittest.TestCase):
+    # The handshake timeout covers the TLS handshake too: a ClientHello that never completes, or
+    # a completed handshake with no preface after it, is closed and counted.
+    def test_stalled_tls_handshake_is_closed_after_the_handshake_timeout(self):
+        with tempfile.TemporaryDirectory(prefix="xb-tls-") as certdir:
+            cert = os.path.join(certdir, "cert.pem")
+            key = os.path.join(certdir, "key.pem")
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                            "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj",
+                            "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
+                            "-keyout", key, "-out", cert], check=True, capture_output=True)
+            text = config().replace("[telemetry]", '[server.tls]\ncert_file = "%s"\n'
+                                    'key_file = "%s"\n[telemetry]' % (cert, key))
+            with harness.Server(config=text) as server:
+                with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+                    sock.sendall(b"\x16\x03\x01\x02\x00\x01")  # the start of a ClientHello
+                    self.assertTrue(wait_closed(sock, 5), "a stalled TLS handshake was kept")
+                context = ssl.create_default_context(cafile=cert)
+                context.set_alpn_protocols(["h2"])
+                with socket.create_connection(("127.0.0.1", server.port), timeout=5) as raw:
+                    with context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+                        self.assertEqual(tls.selected_alpn_protocol(), "h2")
+                        tls.settimeout(5)
+                        try:
+                            self.assertEqual(tls.recv(65536), b"")  # closed, no preface sent
+                        except (ConnectionResetError, ssl.SSLError):
+                            pass
+                harness.wait_for(lambda: closed_by(server, "handshake_timeout") == 2, 5,
+                                 "both handshake timeouts to be counted")
 
 
 def cpu_seconds(pid):

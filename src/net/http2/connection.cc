@@ -39,6 +39,10 @@ constexpr size_t kWriteChunk = 256 * 1024;       // coalesced frames per socket 
 // DATA frame with a connection and a stream WINDOW_UPDATE (and a BDP PING) stays within it, a
 // WINDOW_UPDATE(+1) per 1-byte DATA frame does not.
 constexpr double kResponseBytesPerControlFrame = 4096;
+// Control frames a request earns: what a client sends about one call (a connection and a stream
+// WINDOW_UPDATE for its response, a BDP PING, a RST_STREAM to cancel it). A gRPC client making
+// unary calls back to back sends about two per call; with one it ran out after ~1,000 calls.
+constexpr double kControlFramesPerRequest = 4;
 
 // One write's frames, shared by the connections of a thread. A connection serializes into it and
 // hands it to the socket before it yields (TryWrite), so it stays in cache from one connection's
@@ -129,8 +133,7 @@ struct Callbacks {
       return 0;
     }
     if (frame->hd.type == NGHTTP2_HEADERS && !s->exchange) {
-      // A request may bring a reset, a priority or a window update of its own.
-      c->control_frames_.Credit(1);
+      c->control_frames_.Credit(kControlFramesPerRequest);
       const int32_t id = s->id;
       std::weak_ptr<Connection> weak = c->weak_from_this();
       s->exchange = c->factory_.Start(std::move(s->head), c->stream_->executor(), [weak, id] {
