@@ -5,8 +5,8 @@
 
 #include "api/envelope_codec.h"
 #include "api/request_bounds.h"
+#include "base/token_bucket.h"
 #include "fanout/stream_session.h"
-#include "fanout/token_bucket.h"
 #include "validate/topic.h"
 #include "xmtp/backend/v1/backend.pb.h"
 
@@ -305,8 +305,8 @@ class BidiStream {
   const ApiContext& ctx_;
   std::shared_ptr<rpc::Call> call_;
   fanout::StreamSession session_;
-  fanout::TokenBucket update_bucket_;
-  fanout::TokenBucket ping_bucket_;
+  TokenBucket update_bucket_;
+  TokenBucket ping_bucket_;
   const Clock::duration keepalive_;
   const Clock::duration pong_wait_;
   uint64_t last_update_id_ = 0;

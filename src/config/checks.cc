@@ -29,6 +29,10 @@ constexpr uint64_t kNsPerMs = 1000000;
 constexpr uint64_t kMaxStalledWriteTimeoutMs = 3600000;
 constexpr uint64_t kMinResponseMemory = uint64_t{1} << 20;
 constexpr uint64_t kMaxResponseMemory = uint64_t{1} << 40;
+// limits.max_header_list_bytes: below 1 KiB even a bare gRPC request's fields may not fit; past
+// 16 MiB it bounds nothing (nghttp2's HPACK decoder and Beast's parser stop there anyway).
+constexpr uint64_t kMinHeaderListBytes = 1024;
+constexpr uint64_t kMaxHeaderListBytes = 16777216;
 
 // A millisecond key whose range starts at 1 and whose `now + value` must fit the monotonic
 // clock (CONF 3.5).
@@ -58,6 +62,13 @@ Status CheckServer(const ServerConfig& s) {
       CheckDurationMs("server.max_drain_duration_ms", s.max_drain_duration_ms, kNoMax));
   XB_RETURN_IF_ERROR(CheckRange("server.stalled_write_timeout_ms", s.stalled_write_timeout_ms, 100,
                                 kMaxStalledWriteTimeoutMs));
+  // Connection limits: our extension (DECISIONS.md, Connection limits).
+  XB_RETURN_IF_ERROR(CheckRange("server.max_connections", s.max_connections, 1, kMaxInt32));
+  XB_RETURN_IF_ERROR(
+      CheckDurationMs("server.handshake_timeout_ms", s.handshake_timeout_ms, kMaxUint32));
+  XB_RETURN_IF_ERROR(
+      CheckDurationMs("server.header_read_timeout_ms", s.header_read_timeout_ms, kMaxUint32));
+  XB_RETURN_IF_ERROR(CheckDurationMs("server.idle_timeout_ms", s.idle_timeout_ms, kMaxUint32));
   if (s.tls.has_value()) {
     if (s.tls->cert_file.empty()) {
       return ConfigError("server.tls.cert_file", "must not be empty");
@@ -248,6 +259,8 @@ Status CheckLimits(const LimitsConfig& l) {
            U32Key{"limits.max_ping_frames_per_second", l.max_ping_frames_per_second},
            U32Key{"limits.max_ping_burst", l.max_ping_burst},
            U32Key{"limits.max_http2_streams", l.max_http2_streams},
+           U32Key{"limits.max_control_frames_per_second", l.max_control_frames_per_second},
+           U32Key{"limits.max_control_frame_burst", l.max_control_frame_burst},
        }) {
     XB_RETURN_IF_ERROR(CheckRange(k.key, k.value, 1, kMaxUint32));
   }
@@ -259,6 +272,8 @@ Status CheckLimits(const LimitsConfig& l) {
   XB_RETURN_IF_ERROR(CheckRange("limits.max_connection_response_bytes",
                                 l.max_connection_response_bytes, kMinResponseMemory,
                                 l.max_response_memory_bytes));
+  XB_RETURN_IF_ERROR(CheckRange("limits.max_header_list_bytes", l.max_header_list_bytes,
+                                kMinHeaderListBytes, kMaxHeaderListBytes));
   if (l.max_query_limit < l.default_query_limit) {
     return ConfigError("limits.max_query_limit", "must be at least limits.default_query_limit");
   }
@@ -330,6 +345,14 @@ Status CheckDocument(ParsedDocument* doc, const EnvLookup& env) {
   XB_RETURN_IF_ERROR(CheckRange("validation.max_scw_cache_entries",
                                 c.validation.max_scw_cache_entries, 1, kNoMax));
   XB_RETURN_IF_ERROR(CheckLimits(c.limits));
+  // An API key travels in the authorization header: a header list too small for the longest
+  // one would refuse every request that uses it.
+  for (const auto& [name, value] : c.auth.api_keys) {
+    if (value.size() + kMinHeaderListBytes > c.limits.max_header_list_bytes) {
+      return ConfigError("limits.max_header_list_bytes",
+                         "must leave 1024 bytes beside the longest auth.api_keys value");
+    }
+  }
   XB_RETURN_IF_ERROR(CheckMls(c.mls));
   if (c.push.has_value()) {
     XB_RETURN_IF_ERROR(CheckPush(*c.push));

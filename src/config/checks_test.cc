@@ -406,6 +406,42 @@ TEST(DocChecks, LimitRelationships) {
   EXPECT_TRUE(ParseMinimalWith("[limits]\nmax_newest_full_topics = 2000").ok());
 }
 
+// Connection limits (DECISIONS.md, Connection limits): our extension keys, each with a range.
+TEST(DocChecks, ConnectionLimitRanges) {
+  for (const char* key :
+       {"max_connections", "handshake_timeout_ms", "header_read_timeout_ms", "idle_timeout_ms"}) {
+    EXPECT_TRUE(Refused(ParseMinimalWith(std::string("server.") + key + " = 0"),
+                        std::string("server.") + key))
+        << key;
+  }
+  EXPECT_TRUE(ParseMinimalWith("server.max_connections = 2147483647").ok());
+  EXPECT_TRUE(Refused(ParseMinimalWith(std::string("server.max_connections = ") + kDistinctNumber),
+                      "server.max_connections", {kDistinctNumber}));
+  EXPECT_TRUE(ParseMinimalWith("server.idle_timeout_ms = 4294967295").ok());
+  EXPECT_TRUE(
+      Refused(ParseMinimalWith("server.idle_timeout_ms = 4294967296"), "server.idle_timeout_ms"));
+  for (const char* key : {"max_control_frames_per_second", "max_control_frame_burst"}) {
+    EXPECT_TRUE(Refused(ParseMinimalWith(std::string("[limits]\n") + key + " = 0"),
+                        std::string("limits.") + key))
+        << key;
+  }
+  EXPECT_TRUE(ParseMinimalWith("[limits]\nmax_header_list_bytes = 1024").ok());
+  EXPECT_TRUE(ParseMinimalWith("[limits]\nmax_header_list_bytes = 16777216").ok());
+  EXPECT_TRUE(Refused(ParseMinimalWith("[limits]\nmax_header_list_bytes = 1023"),
+                      "limits.max_header_list_bytes"));
+  EXPECT_TRUE(Refused(ParseMinimalWith("[limits]\nmax_header_list_bytes = 16777217"),
+                      "limits.max_header_list_bytes"));
+}
+
+// An API key is sent in the authorization header, so the header list must have room for it.
+TEST(DocChecks, HeaderListLeavesRoomForTheLongestApiKey) {
+  const std::string key(4000, 'k');
+  const std::string auth = "[auth]\nenabled = true\n[auth.api_keys]\nworker = \"" + key + "\"\n";
+  EXPECT_TRUE(ParseMinimalWith("[limits]\nmax_header_list_bytes = 5024\n" + auth).ok());
+  EXPECT_TRUE(Refused(ParseMinimalWith("[limits]\nmax_header_list_bytes = 5023\n" + auth),
+                      "limits.max_header_list_bytes", {key}));
+}
+
 TEST(DocChecks, MlsRange) {
   for (const char* key : {"max_group_members", "max_installations_per_inbox"}) {
     EXPECT_TRUE(Refused(ParseMinimalWith(std::string("[mls]\n") + key + " = 0"),

@@ -31,6 +31,11 @@ struct ServerConfig {
   // reset, and its memory freed.
   uint64_t stalled_write_timeout_ms = 20000;
   std::optional<TlsConfig> tls;
+  // Connection limits: our extension (DECISIONS.md, Connection limits; not published).
+  uint64_t max_connections = 10000;
+  uint64_t handshake_timeout_ms = 10000;
+  uint64_t header_read_timeout_ms = 10000;
+  uint64_t idle_timeout_ms = 900000;
 };
 
 struct TelemetryConfig {
@@ -117,6 +122,10 @@ struct LimitsConfig {
   // Our extension (issue 28): response memory of the whole process and of one connection.
   uint64_t max_response_memory_bytes = 1073741824;
   uint64_t max_connection_response_bytes = 268435456;
+  // Connection limits: our extension (DECISIONS.md, Connection limits; not published).
+  uint32_t max_header_list_bytes = 32768;
+  uint32_t max_control_frames_per_second = 100;
+  uint32_t max_control_frame_burst = 1000;
 };
 
 struct MlsConfig {

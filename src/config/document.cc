@@ -42,6 +42,11 @@ Status ReadServer(TableReader& r, ServerConfig* s) {
   XB_RETURN_IF_ERROR(r.Bool("request_logger", &s->request_logger));
   XB_RETURN_IF_ERROR(r.Unsigned("max_drain_duration_ms", &s->max_drain_duration_ms));
   XB_RETURN_IF_ERROR(r.Unsigned("stalled_write_timeout_ms", &s->stalled_write_timeout_ms));
+  // Connection limits: our extension (DECISIONS.md, Connection limits).
+  XB_RETURN_IF_ERROR(r.Unsigned("max_connections", &s->max_connections));
+  XB_RETURN_IF_ERROR(r.Unsigned("handshake_timeout_ms", &s->handshake_timeout_ms));
+  XB_RETURN_IF_ERROR(r.Unsigned("header_read_timeout_ms", &s->header_read_timeout_ms));
+  XB_RETURN_IF_ERROR(r.Unsigned("idle_timeout_ms", &s->idle_timeout_ms));
   // [server.tls]: our extension (DECISIONS.md, Native TLS); both files required.
   XB_ASSIGN_OR_RETURN(TableReader tls, SubReader(r, "tls"));
   if (tls.present()) {
@@ -202,6 +207,11 @@ Status ReadLimits(TableReader& r, LimitsConfig* l) {
   XB_RETURN_IF_ERROR(r.Unsigned("max_response_memory_bytes", &l->max_response_memory_bytes));
   XB_RETURN_IF_ERROR(
       r.Unsigned("max_connection_response_bytes", &l->max_connection_response_bytes));
+  // Connection limits: our extension (DECISIONS.md, Connection limits).
+  XB_RETURN_IF_ERROR(r.Unsigned("max_header_list_bytes", &l->max_header_list_bytes));
+  XB_RETURN_IF_ERROR(
+      r.Unsigned("max_control_frames_per_second", &l->max_control_frames_per_second));
+  XB_RETURN_IF_ERROR(r.Unsigned("max_control_frame_burst", &l->max_control_frame_burst));
   return r.Finish();
 }
 

@@ -328,6 +328,10 @@ TEST(LoadDocument, MinimalDocumentGivesEveryDefault) {
   EXPECT_TRUE(c.server.request_logger);
   EXPECT_EQ(c.server.max_drain_duration_ms, 10000u);
   EXPECT_FALSE(c.server.tls.has_value());
+  EXPECT_EQ(c.server.max_connections, 10000u);
+  EXPECT_EQ(c.server.handshake_timeout_ms, 10000u);
+  EXPECT_EQ(c.server.header_read_timeout_ms, 10000u);
+  EXPECT_EQ(c.server.idle_timeout_ms, 900000u);
 
   EXPECT_EQ(c.telemetry.metrics_listen, "0.0.0.0:9464");
   EXPECT_FALSE(c.telemetry.otlp_endpoint.has_value());
@@ -389,6 +393,9 @@ TEST(LoadDocument, MinimalDocumentGivesEveryDefault) {
   EXPECT_EQ(c.limits.max_ping_burst, 100u);
   EXPECT_EQ(c.limits.max_http2_streams, 100u);
   EXPECT_EQ(c.limits.max_push_topics, 100000u);
+  EXPECT_EQ(c.limits.max_header_list_bytes, 32768u);
+  EXPECT_EQ(c.limits.max_control_frames_per_second, 100u);
+  EXPECT_EQ(c.limits.max_control_frame_burst, 1000u);
 
   EXPECT_EQ(c.mls.max_group_members, 250u);
   EXPECT_EQ(c.mls.max_installations_per_inbox, 10u);
@@ -426,6 +433,10 @@ log_level = "debug"
 log_format = "json"
 request_logger = false
 max_drain_duration_ms = 2000
+max_connections = 3
+handshake_timeout_ms = 4
+header_read_timeout_ms = 5
+idle_timeout_ms = 6
 [server.tls]
 cert_file = "/etc/xmtp/tls.crt"
 key_file = "/etc/xmtp/tls.key"
@@ -481,6 +492,9 @@ max_ping_frames_per_second = 18
 max_ping_burst = 19
 max_http2_streams = 20
 max_push_topics = 21
+max_header_list_bytes = 2048
+max_control_frames_per_second = 22
+max_control_frame_burst = 23
 [mls]
 max_group_members = 65535
 max_installations_per_inbox = 1
@@ -501,6 +515,10 @@ allow_private_addresses = true
   EXPECT_EQ(c.server.log_format, LogFormat::kJson);
   EXPECT_FALSE(c.server.request_logger);
   EXPECT_EQ(c.server.max_drain_duration_ms, 2000u);
+  EXPECT_EQ(c.server.max_connections, 3u);
+  EXPECT_EQ(c.server.handshake_timeout_ms, 4u);
+  EXPECT_EQ(c.server.header_read_timeout_ms, 5u);
+  EXPECT_EQ(c.server.idle_timeout_ms, 6u);
   ASSERT_TRUE(c.server.tls.has_value());
   EXPECT_EQ(c.server.tls->cert_file, "/etc/xmtp/tls.crt");
   EXPECT_EQ(c.server.tls->key_file, "/etc/xmtp/tls.key");
@@ -547,6 +565,9 @@ allow_private_addresses = true
   EXPECT_EQ(c.limits.max_ping_burst, 19u);
   EXPECT_EQ(c.limits.max_http2_streams, 20u);
   EXPECT_EQ(c.limits.max_push_topics, 21u);
+  EXPECT_EQ(c.limits.max_header_list_bytes, 2048u);
+  EXPECT_EQ(c.limits.max_control_frames_per_second, 22u);
+  EXPECT_EQ(c.limits.max_control_frame_burst, 23u);
   EXPECT_EQ(c.mls.max_group_members, 65535u);
   EXPECT_EQ(c.mls.max_installations_per_inbox, 1u);
   EXPECT_FALSE(c.mls.commit_log_enabled);

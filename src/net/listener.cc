@@ -5,7 +5,9 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "net/http1/connection.h"
 #include "net/http2/connection.h"
@@ -16,12 +18,117 @@ namespace xb::net {
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
 
 namespace {
 
 constexpr std::string_view kHttp2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
-// Reads until the first bytes tell HTTP/2 prior knowledge from HTTP/1.1, then serves.
+// implements: issue 28 (4). After accept fails for want of a resource, the next try waits; the
+// wait grows by half after each failure in a row up to the maximum, and a successful accept
+// resets it. Connections meanwhile wait in the listen backlog.
+constexpr auto kAcceptBackoffMin = std::chrono::milliseconds(100);
+constexpr auto kAcceptBackoffMax = std::chrono::milliseconds(1000);
+// At most one warning per interval while accept keeps failing.
+constexpr auto kAcceptReportInterval = std::chrono::seconds(10);
+
+// The resource an accept() error says is exhausted; none for any other error.
+std::optional<AcceptFailure> ResourceFailure(const boost::system::error_code& ec) {
+  if (ec.category() != boost::system::system_category()) {
+    return std::nullopt;
+  }
+  switch (ec.value()) {
+    case EMFILE:
+    case ENFILE:
+      return AcceptFailure::kDescriptors;
+    case ENOBUFS:
+    case ENOMEM:
+      return AcceptFailure::kMemory;
+    default:
+      return std::nullopt;
+  }
+}
+
+// Errors of one pending connection, not of the listener (accept(2), "Error handling"): that
+// connection is skipped and the next one accepted at once.
+bool IsPeerError(const boost::system::error_code& ec) {
+  if (ec.category() != boost::system::system_category()) {
+    return false;
+  }
+  switch (ec.value()) {
+    case ECONNABORTED:
+    case EPROTO:
+    case EPERM:
+    case EAGAIN:
+    case EINTR:
+    case ENETDOWN:
+    case ENOPROTOOPT:
+    case EHOSTDOWN:
+    case ENONET:
+    case EHOSTUNREACH:
+    case EOPNOTSUPP:
+    case ENETUNREACH:
+    case ETIMEDOUT:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A connection's place under server.max_connections, held for its whole life.
+class Slot {
+ public:
+  Slot(std::shared_ptr<std::atomic<uint64_t>> open, Observer* observer)
+      : open_(std::move(open)), observer_(observer) {
+    open_->fetch_add(1, std::memory_order_relaxed);
+    observer_->ConnectionsOpen(1);
+  }
+  ~Slot() {
+    if (open_ != nullptr) {
+      open_->fetch_sub(1, std::memory_order_relaxed);
+      observer_->ConnectionsOpen(-1);
+    }
+  }
+  Slot(Slot&& other) noexcept : open_(std::move(other.open_)), observer_(other.observer_) {}
+  Slot& operator=(Slot&&) = delete;
+
+ private:
+  std::shared_ptr<std::atomic<uint64_t>> open_;
+  Observer* observer_;
+};
+
+// Closes the stream when the handshake deadline passes while it is armed: from accept through
+// the TLS handshake and the protocol sniff. The connection then takes the same deadline over for
+// the first request head.
+class HandshakeDeadline {
+ public:
+  HandshakeDeadline(ByteStream& stream, Clock::time_point at, Observer* observer)
+      : state_(std::make_shared<State>(State{&stream, observer})), timer_(stream.executor()) {
+    timer_.expires_at(at);
+    timer_.async_wait([state = state_](boost::system::error_code ec) {
+      if (!ec && state->stream != nullptr) {
+        state->observer->ConnectionEnded(ConnectionEnd::kHandshakeTimeout);
+        state->stream->Close();
+      }
+    });
+  }
+  // Disarms it: before the stream is handed on or destroyed.
+  ~HandshakeDeadline() {
+    state_->stream = nullptr;
+    timer_.cancel();
+  }
+  HandshakeDeadline(const HandshakeDeadline&) = delete;
+  HandshakeDeadline& operator=(const HandshakeDeadline&) = delete;
+
+ private:
+  struct State {
+    ByteStream* stream;
+    Observer* observer;
+  };
+  std::shared_ptr<State> state_;
+  asio::steady_timer timer_;
+};
+
 template <typename C>
 asio::awaitable<void> RunTracked(std::shared_ptr<C> conn, ConnectionSet& set, std::string initial) {
   set.Add(conn);
@@ -29,45 +136,63 @@ asio::awaitable<void> RunTracked(std::shared_ptr<C> conn, ConnectionSet& set, st
   set.Remove(conn.get());
 }
 
-asio::awaitable<void> Serve(std::unique_ptr<ByteStream> stream, ExchangeFactory& factory,
-                            ConnectionSet& set, ListenerOptions options) {
+// TLS when configured, then reads until the first bytes tell HTTP/2 prior knowledge from
+// HTTP/1.1, then serves.
+asio::awaitable<void> Serve(tcp::socket socket, Worker worker, ListenerOptions options, Slot slot) {
+  (void)slot;  // held until the connection ends
+  const Clock::time_point deadline = Clock::now() + options.limits.handshake_timeout;
+  std::unique_ptr<ByteStream> stream;
+  TlsStream* tls = nullptr;
+  if (options.tls) {
+    auto owned = std::make_unique<TlsStream>(std::move(socket), *options.tls);
+    tls = owned.get();
+    stream = std::move(owned);
+  } else {
+    stream = std::make_unique<TcpStream>(std::move(socket));
+  }
   std::string initial;
-  char buf[64];
-  // With ALPN the protocol is already known; the preface is still checked below for h2.
-  while (stream->alpn() != "http/1.1") {
-    const size_t have = std::min(initial.size(), kHttp2Preface.size());
-    if (std::string_view(initial).substr(0, have) != kHttp2Preface.substr(0, have)) {
-      break;  // diverged from the preface: HTTP/1.1
-    }
-    if (initial.size() >= kHttp2Preface.size()) {
-      break;  // full preface
-    }
-    boost::system::error_code ec;
-    const size_t n = co_await stream->ReadSome(asio::buffer(buf), ec);
-    if (ec) {
+  {
+    HandshakeDeadline handshake(*stream, deadline, options.observer);
+    if (tls != nullptr && !co_await tls->Handshake()) {
+      stream->Close();
       co_return;
     }
-    initial.append(buf, n);
+    char buf[64];
+    // With ALPN the protocol is already known; the preface is still checked below for h2.
+    while (stream->alpn() != "http/1.1") {
+      const size_t have = std::min(initial.size(), kHttp2Preface.size());
+      if (std::string_view(initial).substr(0, have) != kHttp2Preface.substr(0, have)) {
+        break;  // diverged from the preface: HTTP/1.1
+      }
+      if (initial.size() >= kHttp2Preface.size()) {
+        break;  // full preface
+      }
+      boost::system::error_code ec;
+      const size_t n = co_await stream->ReadSome(asio::buffer(buf), ec);
+      if (ec) {
+        stream->Close();
+        co_return;
+      }
+      initial.append(buf, n);
+    }
   }
   if (initial.starts_with(kHttp2Preface)) {
     auto conn = std::make_shared<http2::Connection>(
-        std::move(stream), factory,
-        http2::Options{.max_concurrent_streams = options.max_http2_streams});
-    co_await RunTracked(std::move(conn), set, std::move(initial));
+        std::move(stream), *worker.factory,
+        http2::Options{.max_concurrent_streams = options.max_http2_streams,
+                       .limits = options.limits,
+                       .first_request_deadline = deadline,
+                       .observer = options.observer});
+    co_await RunTracked(std::move(conn), *worker.connections, std::move(initial));
   } else {
     auto conn = std::make_shared<http1::Connection>(
-        std::move(stream), factory, http1::Options{.max_body_bytes = options.max_http1_body_bytes});
-    co_await RunTracked(std::move(conn), set, std::move(initial));
+        std::move(stream), *worker.factory,
+        http1::Options{.max_body_bytes = options.max_http1_body_bytes,
+                       .limits = options.limits,
+                       .first_request_deadline = deadline,
+                       .observer = options.observer});
+    co_await RunTracked(std::move(conn), *worker.connections, std::move(initial));
   }
-}
-
-asio::awaitable<void> ServeTls(tcp::socket socket, Worker worker, ListenerOptions options) {
-  auto stream = std::make_unique<TlsStream>(std::move(socket), *options.tls);
-  if (!co_await stream->Handshake()) {
-    stream->Close();
-    co_return;
-  }
-  co_await Serve(std::move(stream), *worker.factory, *worker.connections, options);
 }
 
 }  // namespace
@@ -105,41 +230,84 @@ Result<std::unique_ptr<Listener>> Listener::Create(asio::io_context& accept_io,
 }
 
 Listener::Listener(tcp::acceptor acceptor, std::vector<Worker> workers, ListenerOptions options)
-    : acceptor_(std::move(acceptor)), workers_(std::move(workers)), options_(options) {}
+    : acceptor_(std::move(acceptor)),
+      backoff_(acceptor_.get_executor()),
+      workers_(std::move(workers)),
+      options_(std::move(options)),
+      observer_(options_.observer != nullptr ? options_.observer : &null_observer_),
+      open_connections_(std::make_shared<std::atomic<uint64_t>>(0)) {
+  options_.observer = observer_;
+}
 
-void Listener::Start() {
-  asio::co_spawn(
-      acceptor_.get_executor(),
-      [this]() -> asio::awaitable<void> {
-        while (acceptor_.is_open()) {
-          Worker& worker = workers_[next_worker_];
-          next_worker_ = (next_worker_ + 1) % workers_.size();
-          boost::system::error_code ec;
-          tcp::socket socket = co_await acceptor_.async_accept(
-              *worker.io, asio::redirect_error(asio::use_awaitable, ec));
-          if (ec) {
-            if (ec == asio::error::operation_aborted || !acceptor_.is_open()) {
-              co_return;
-            }
-            continue;  // e.g. EMFILE: keep accepting
-          }
-          if (options_.tls) {
-            asio::co_spawn(*worker.io, ServeTls(std::move(socket), worker, options_),
-                           asio::detached);
-          } else {
-            auto stream = std::make_unique<TcpStream>(std::move(socket));
-            asio::co_spawn(*worker.io,
-                           Serve(std::move(stream), *worker.factory, *worker.connections, options_),
-                           asio::detached);
-          }
-        }
-      },
-      asio::detached);
+void Listener::Start() { asio::co_spawn(acceptor_.get_executor(), AcceptLoop(), asio::detached); }
+
+asio::awaitable<void> Listener::AcceptLoop() {
+  auto delay = kAcceptBackoffMin;
+  while (acceptor_.is_open()) {
+    Worker& worker = workers_[next_worker_];
+    next_worker_ = (next_worker_ + 1) % workers_.size();
+    boost::system::error_code ec;
+    tcp::socket socket =
+        co_await acceptor_.async_accept(*worker.io, asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec) {
+      delay = kAcceptBackoffMin;
+      Admit(std::move(socket), worker);
+      continue;
+    }
+    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) {
+      co_return;
+    }
+    if (IsPeerError(ec)) {
+      continue;  // that connection is gone; the next one may be fine
+    }
+    // Out of descriptors or memory, or an error nobody expects: retrying at once would fail
+    // the same way, thousands of times a second.
+    if (const std::optional<AcceptFailure> failure = ResourceFailure(ec)) {
+      ReportAcceptFailure(*failure);
+    }
+    backoff_.expires_after(delay);
+    co_await backoff_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    delay = std::min<std::chrono::milliseconds>(delay * 3 / 2, kAcceptBackoffMax);
+  }
+}
+
+void Listener::ReportAcceptFailure(AcceptFailure failure) {
+  observer_->AcceptFailed(failure);
+  ++unreported_failures_[static_cast<size_t>(failure)];
+  const Clock::time_point now = Clock::now();
+  if (failure_reported_ && now - last_failure_report_ < kAcceptReportInterval) {
+    return;
+  }
+  failure_reported_ = true;
+  last_failure_report_ = now;
+  for (size_t i = 0; i < unreported_failures_.size(); ++i) {
+    if (unreported_failures_[i] > 0) {
+      observer_->AcceptFailing(static_cast<AcceptFailure>(i), unreported_failures_[i]);
+      unreported_failures_[i] = 0;
+    }
+  }
+}
+
+void Listener::Admit(tcp::socket socket, Worker& worker) {
+  // implements: issue 28 (5), server.max_connections. Refused by closing it at once: nothing is
+  // read, so a refusal costs no TLS handshake and no buffer, and the client sees the connection
+  // end before any request (gRPC clients report UNAVAILABLE and retry with backoff, a balancer
+  // tries another instance).
+  if (open_connections_->load(std::memory_order_relaxed) >= options_.max_connections) {
+    boost::system::error_code ignored;
+    socket.close(ignored);
+    observer_->ConnectionEnded(ConnectionEnd::kRefused);
+    return;
+  }
+  asio::co_spawn(*worker.io,
+                 Serve(std::move(socket), worker, options_, Slot(open_connections_, observer_)),
+                 asio::detached);
 }
 
 void Listener::StopAccepting() {
   boost::system::error_code ignored;
   acceptor_.close(ignored);
+  backoff_.cancel();
 }
 
 void Listener::CloseAll() {

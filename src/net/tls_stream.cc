@@ -3,10 +3,8 @@
 #include <openssl/ssl.h>
 
 #include <boost/asio/redirect_error.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <chrono>
 
 namespace xb::net {
 
@@ -14,8 +12,6 @@ namespace asio = boost::asio;
 namespace ssl = boost::asio::ssl;
 
 namespace {
-
-constexpr auto kHandshakeDeadline = std::chrono::seconds(10);
 
 // ALPN (RFC 7301): prefer h2, else http/1.1; a client offering neither gets no protocol and is
 // then served by sniffing, as on the plaintext port.
@@ -64,18 +60,9 @@ TlsStream::TlsStream(asio::ip::tcp::socket socket, ssl::context& context)
 }
 
 asio::awaitable<bool> TlsStream::Handshake() {
-  asio::steady_timer deadline(stream_.get_executor());
-  deadline.expires_after(kHandshakeDeadline);
-  deadline.async_wait([this](boost::system::error_code ec) {
-    if (!ec) {
-      boost::system::error_code ignored;
-      stream_.next_layer().close(ignored);
-    }
-  });
   boost::system::error_code ec;
   co_await stream_.async_handshake(ssl::stream_base::server,
                                    asio::redirect_error(asio::use_awaitable, ec));
-  deadline.cancel();
   co_return !ec;
 }
 

@@ -22,8 +22,8 @@ class TlsStream final : public ByteStream {
  public:
   TlsStream(boost::asio::ip::tcp::socket socket, boost::asio::ssl::context& context);
 
-  // Runs the server handshake; false when it failed or did not finish within its deadline.
-  // Suspends.
+  // Runs the server handshake; false when it failed. Its deadline is the caller's (the listener's
+  // handshake timeout closes the stream). Suspends.
   boost::asio::awaitable<bool> Handshake();
 
   boost::asio::awaitable<size_t> ReadSome(boost::asio::mutable_buffer buffer,

@@ -1,6 +1,7 @@
 #include "server/server.h"
 
 #include <sched.h>
+#include <sys/resource.h>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -39,6 +40,7 @@
 #include "server/health.h"
 #include "server/health_service.h"
 #include "server/memory_release.h"
+#include "server/net_observer.h"
 #include "server/version.h"
 #include "store/db_pool.h"
 #include "store/open.h"
@@ -77,6 +79,31 @@ size_t WorkerCount() {
 }
 
 void Fail(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }
+
+// Raises the soft open-file limit to the hard one: the usual soft default (1,024) is far below
+// what server.max_connections asks for, and the hard limit is what the operator granted. Returns
+// the soft limit in force afterwards (UINT64_MAX when unlimited, 0 when unknown).
+uint64_t RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    return 0;
+  }
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+      limit = raised;
+    }
+  }
+  return limit.rlim_cur == RLIM_INFINITY ? UINT64_MAX : static_cast<uint64_t>(limit.rlim_cur);
+}
+
+// Descriptors the process needs besides client connections: each thread's io_context, the
+// listeners, outbound clients, and up to three per pooled database connection (SQLite's database,
+// WAL and shared-memory files; a PostgreSQL socket).
+uint64_t ReservedDescriptors(const config::Config& config) {
+  return 128 + 3 * config.database.max_connections;
+}
 
 // The dispatcher's auth step (AUTH-001); empty while auth is off (AUTH-003).
 rpc::Authenticate MakeAuthenticate(auth::Authenticator* authenticator) {
@@ -119,6 +146,17 @@ int Run(const config::Config& config, RunOptions options) {
       .clock = {},
   });
   telemetry::Metrics metrics(kVersion);
+  // Before every io_context: connections report to it until their frames are destroyed.
+  NetObserver net_observer(metrics, logger);
+  // A full descriptor table is survivable (the listener backs off, issue 28), but refusing over
+  // server.max_connections is the clean way to be full: say so when the limit is the lower one.
+  // Not a startup refusal: the reserve is an estimate and the operator's number is honoured.
+  if (const uint64_t open_files = RaiseOpenFileLimit();
+      open_files != 0 && config.server.max_connections + ReservedDescriptors(config) > open_files) {
+    logger.Warn(
+        "open-file limit is below server.max_connections plus the server's own needs",
+        {telemetry::Field::Key("server.max_connections"), telemetry::Field::Count(open_files)});
+  }
 
   // Traces (OPS section 5): exported only when an OTLP endpoint resolved (OPS-022; checked with
   // the configuration, so Create fails only on what the check let through). Declared before
@@ -389,9 +427,23 @@ int Run(const config::Config& config, RunOptions options) {
   }
   auto listener = net::Listener::Create(
       main_io, net_workers, listen_address->host, listen_address->port,
-      net::ListenerOptions{.max_http2_streams = config.limits.max_http2_streams,
-                           .max_http1_body_bytes = kMaxHttp1BodyBytes,
-                           .tls = tls});
+      net::ListenerOptions{
+          .max_http2_streams = config.limits.max_http2_streams,
+          .max_http1_body_bytes = kMaxHttp1BodyBytes,
+          .tls = tls,
+          .max_connections = config.server.max_connections,
+          .limits =
+              net::ConnectionLimits{
+                  .handshake_timeout =
+                      std::chrono::milliseconds(config.server.handshake_timeout_ms),
+                  .header_read_timeout =
+                      std::chrono::milliseconds(config.server.header_read_timeout_ms),
+                  .idle_timeout = std::chrono::milliseconds(config.server.idle_timeout_ms),
+                  .max_header_list_bytes = config.limits.max_header_list_bytes,
+                  .max_control_frames_per_second = config.limits.max_control_frames_per_second,
+                  .max_control_frame_burst = config.limits.max_control_frame_burst,
+              },
+          .observer = &net_observer});
   if (!listener.ok()) {
     Fail("configuration is invalid: server.listen (" + listener.status().message() + ")");
     return 1;

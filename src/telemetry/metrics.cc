@@ -139,6 +139,19 @@ constexpr FamilySpec kPushSubscriptions{"xmtp_push_subscriptions_total",
 constexpr FamilySpec kBackendInfo{
     "xmtp_backend_info", "Always 1, with the build version as its label.", Presence::kAlways};
 
+// Extension families (ours, not in the OPS catalogue; docs/telemetry.md), after the catalogue.
+constexpr FamilySpec kNetAcceptFailures{
+    "xmtp_net_accept_failures_total",
+    "Failed accepts on the gRPC port for want of descriptors or memory; each is followed by a "
+    "backoff.",
+    Presence::kFailureOnly};
+constexpr FamilySpec kNetConnections{
+    "xmtp_net_connections", "Open client connections on the gRPC port.", Presence::kAlways};
+constexpr FamilySpec kNetConnectionsClosed{
+    "xmtp_net_connections_closed_total",
+    "Connections the server refused or closed under its connection limits, by reason.",
+    Presence::kAlways};
+
 bool IsHealth(Rpc rpc) { return RouteOf(rpc).is_health; }
 
 }  // namespace
@@ -172,6 +185,11 @@ TailerMetrics::TailerMetrics()
 
 AuthMetrics::AuthMetrics()
     : rejections(kAuthRejections), jwks_refreshes(kAuthJwksRefresh), keys(kAuthKeys) {}
+
+NetMetrics::NetMetrics()
+    : accept_failures(kNetAcceptFailures),
+      connections(kNetConnections),
+      connections_closed(kNetConnectionsClosed) {}
 
 PushMetrics::PushMetrics()
     : recipients(kPushRecipients),
@@ -226,7 +244,10 @@ Metrics::Metrics(std::string version)
                 &push_.deliveries,
                 &push_.dispatcher,
                 &push_.subscriptions,
-                &backend_info_} {
+                &backend_info_,
+                &net_.accept_failures,
+                &net_.connections,
+                &net_.connections_closed} {
   for (const Family* family : families_) {
     XB_CHECK(family != nullptr);  // every catalogue row is listed once
   }

@@ -74,6 +74,15 @@ struct AuthMetrics {
   GaugeFamily<> keys;                               // xmtp_auth_keys
 };
 
+// Extension families (ours, not in the OPS catalogue) recorded for net/'s connection limits
+// (server/net_observer.h). Exposed after the catalogue, in this order.
+struct NetMetrics {
+  NetMetrics();
+  CounterFamily<AcceptFailureReason> accept_failures;       // xmtp_net_accept_failures_total
+  GaugeFamily<> connections;                                // xmtp_net_connections
+  CounterFamily<ConnectionCloseReason> connections_closed;  // xmtp_net_connections_closed_total
+};
+
 // Families recorded by push/.
 struct PushMetrics {
   PushMetrics();
@@ -113,19 +122,23 @@ class Metrics {
   TailerMetrics& tailer() { return tailer_; }
   AuthMetrics& auth() { return auth_; }
   PushMetrics& push() { return push_; }
+  NetMetrics& net() { return net_; }
   const DbMetrics& db() const { return db_; }
   const ApiMetrics& api() const { return api_; }
   const StreamMetrics& stream() const { return stream_; }
   const TailerMetrics& tailer() const { return tailer_; }
   const AuthMetrics& auth() const { return auth_; }
   const PushMetrics& push() const { return push_; }
+  const NetMetrics& net() const { return net_; }
 
-  // Every family in catalogue order, Prometheus text format 0.0.4 (kExpositionContentType).
+  // Every family in catalogue order, then the extension families, Prometheus text format 0.0.4
+  // (kExpositionContentType).
   // implements: OPS-016
   std::string Exposition() const;
 
-  // The catalogue size; a test checks each name appears.
+  // The catalogue size and the extension families after it; a test checks each name appears.
   static constexpr size_t kFamilyCount = 37;
+  static constexpr size_t kExtensionFamilyCount = 3;
 
  private:
   CounterFamily<Rpc> started_;
@@ -144,9 +157,10 @@ class Metrics {
   AuthMetrics auth_;
   PushMetrics push_;
   InfoFamily backend_info_;
+  NetMetrics net_;
 
-  // Const after construction: every family above, in catalogue order.
-  std::array<const Family*, kFamilyCount> families_;
+  // Const after construction: every family above, in catalogue order, then the extensions.
+  std::array<const Family*, kFamilyCount + kExtensionFamilyCount> families_;
 };
 
 }  // namespace xb::telemetry

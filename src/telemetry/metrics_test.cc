@@ -65,6 +65,14 @@ constexpr CatalogueRow kCatalogue[] = {
 };
 static_assert(std::size(kCatalogue) == Metrics::kFamilyCount);
 
+// Our extension families (docs/telemetry.md), exposed after the catalogue in this order.
+constexpr CatalogueRow kExtensions[] = {
+    {"xmtp_net_accept_failures_total", "counter", true},
+    {"xmtp_net_connections", "gauge", false},
+    {"xmtp_net_connections_closed_total", "counter", false},
+};
+static_assert(std::size(kExtensions) == Metrics::kExtensionFamilyCount);
+
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
@@ -93,6 +101,7 @@ void RecordEveryFailureOnlyFamily(Metrics& m) {
   m.db().errors.Inc(DbErrorKind::kTimeout);
   m.api().publish_rejections.Inc(PublishRejectionReason::kHandleTaken);
   m.auth().rejections.Inc(AuthRejectionReason::kNotYetValid);
+  m.net().accept_failures.Inc(AcceptFailureReason::kDescriptors);
 }
 
 constexpr std::string_view kPublishLabels =
@@ -145,6 +154,30 @@ TEST(MetricsTest, FailureOnlyFamiliesAppearAfterTheirFirstEvent) {
   EXPECT_TRUE(HasLine(text, R"(xmtp_auth_rejections_total{reason="unsupported_alg"} 0)"));
 }
 
+// The connection-limit extension families: the gauge and the closed counter from the start with
+// every reason at zero, the accept failures only after their first event (issue 28).
+TEST(MetricsTest, NetExtensionFamilies) {
+  Metrics m("v");
+  std::string text = m.Exposition();
+  EXPECT_FALSE(Mentions(text, "xmtp_net_accept_failures_total"));
+  EXPECT_TRUE(HasLine(text, "xmtp_net_connections 0"));
+  for (std::string_view reason : {"refused", "handshake_timeout", "header_read_timeout",
+                                  "idle_timeout", "control_frame_flood"}) {
+    EXPECT_TRUE(HasLine(
+        text, "xmtp_net_connections_closed_total{reason=\"" + std::string(reason) + "\"} 0"))
+        << reason;
+  }
+  m.net().connections.Inc();
+  m.net().connections_closed.Inc(ConnectionCloseReason::kControlFrameFlood);
+  m.net().accept_failures.Inc(AcceptFailureReason::kMemory);
+  text = m.Exposition();
+  EXPECT_TRUE(HasLine(text, "xmtp_net_connections 1"));
+  EXPECT_TRUE(
+      HasLine(text, R"(xmtp_net_connections_closed_total{reason="control_frame_flood"} 1)"));
+  EXPECT_TRUE(HasLine(text, R"(xmtp_net_accept_failures_total{reason="memory"} 1)"));
+  EXPECT_TRUE(HasLine(text, R"(xmtp_net_accept_failures_total{reason="descriptors"} 0)"));
+}
+
 TEST(MetricsTest, FamiliesAppearOnceInCatalogueOrder) {
   Metrics m("v");
   RecordEveryFailureOnlyFamily(m);
@@ -157,9 +190,10 @@ TEST(MetricsTest, FamiliesAppearOnceInCatalogueOrder) {
       types.push_back(name);
     }
   }
-  ASSERT_EQ(types.size(), std::size(kCatalogue));
+  ASSERT_EQ(types.size(), std::size(kCatalogue) + std::size(kExtensions));
   for (size_t i = 0; i < types.size(); ++i) {
-    EXPECT_EQ(types[i], kCatalogue[i].name);
+    EXPECT_EQ(types[i], i < std::size(kCatalogue) ? kCatalogue[i].name
+                                                  : kExtensions[i - std::size(kCatalogue)].name);
   }
 }
 

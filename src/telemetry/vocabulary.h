@@ -232,6 +232,25 @@ XB_TELEMETRY_WORDS(PushOutcome, "outcome", kSuppressed, "delivered", "failed", "
 enum class PushSubscriptionAction : uint8_t { kAdded, kRemoved };
 XB_TELEMETRY_WORDS(PushSubscriptionAction, "action", kRemoved, "added", "removed");
 
+// --- Extension families (ours, not in the OPS catalogue; docs/telemetry.md)
+// -----------------------
+
+// Why accept() failed for want of a resource (net::AcceptFailure).
+enum class AcceptFailureReason : uint8_t { kDescriptors, kMemory };
+XB_TELEMETRY_WORDS(AcceptFailureReason, "reason", kMemory, "descriptors", "memory");
+
+// Why the server closed or refused a connection under its limits (net::ConnectionEnd).
+enum class ConnectionCloseReason : uint8_t {
+  kRefused,
+  kHandshakeTimeout,
+  kHeaderReadTimeout,
+  kIdleTimeout,
+  kControlFrameFlood,
+};
+XB_TELEMETRY_WORDS(ConnectionCloseReason, "reason", kControlFrameFlood, "refused",
+                   "handshake_timeout", "header_read_timeout", "idle_timeout",
+                   "control_frame_flood");
+
 #undef XB_TELEMETRY_WORDS
 
 }  // namespace xb::telemetry

@@ -17,7 +17,11 @@ namespace {
 
 constexpr size_t kReadChunk = 32 * 1024;
 constexpr size_t kBodyChunk = 64 * 1024;
-constexpr size_t kMaxHeaderBytes = 16 * 1024;
+constexpr std::string_view kHeaderListTooLarge =
+    "HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\nconnection: "
+    "close\r\n\r\n";
+
+using Clock = std::chrono::steady_clock;
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -43,6 +47,8 @@ std::string_view ReasonPhrase(int status) {
       return "Payload Too Large";
     case 415:
       return "Unsupported Media Type";
+    case 431:
+      return "Request Header Fields Too Large";
     default:
       return "Status";
   }
@@ -84,12 +90,41 @@ Connection::Connection(std::unique_ptr<ByteStream> stream, ExchangeFactory& fact
     : stream_(std::move(stream)),
       factory_(factory),
       options_(options),
-      wake_timer_(stream_->executor()) {}
+      wake_timer_(stream_->executor()),
+      deadline_timer_(stream_->executor()) {}
 
 void Connection::Close() {
   closed_ = true;
   stream_->Close();
   wake_timer_.cancel();
+  DisarmDeadline();
+}
+
+void Connection::ArmDeadline(Clock::time_point at, ConnectionEnd reason) {
+  deadline_ = at;
+  deadline_reason_ = reason;
+  deadline_armed_ = true;
+  deadline_timer_.expires_at(at);
+  deadline_timer_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+    if (ec) {
+      return;
+    }
+    auto c = weak.lock();
+    // A wait that completed after the deadline moved or was disarmed is stale.
+    if (c == nullptr || !c->deadline_armed_ || c->closed_ || Clock::now() < c->deadline_) {
+      return;
+    }
+    c->deadline_armed_ = false;
+    c->options_.observer->ConnectionEnded(c->deadline_reason_);
+    c->Close();
+  });
+}
+
+void Connection::DisarmDeadline() {
+  if (deadline_armed_) {
+    deadline_armed_ = false;
+    deadline_timer_.cancel();
+  }
 }
 
 void Connection::GracefulClose() {
@@ -205,18 +240,44 @@ asio::awaitable<void> Connection::Run(std::string initial) {
     co_return true;
   };
 
+  // implements: issue 28 (5). The first request head must be in by the handshake deadline; a
+  // later one gets the idle timeout to start and the header read timeout, from its first byte,
+  // to finish (so a head trickled a byte at a time cannot hold the connection).
+  bool first_request = true;
+  const auto arm_for_head = [&] {
+    Clock::time_point at = Clock::now() + options_.limits.header_read_timeout;
+    ConnectionEnd reason = ConnectionEnd::kHeaderReadTimeout;
+    if (first_request && options_.first_request_deadline < at) {
+      at = options_.first_request_deadline;
+      reason = ConnectionEnd::kHandshakeTimeout;
+    }
+    ArmDeadline(at, reason);
+  };
   while (!closed_) {
     http::request_parser<http::buffer_body> parser;
-    parser.header_limit(kMaxHeaderBytes);
+    parser.header_limit(options_.limits.max_header_list_bytes);
     parser.body_limit(options_.max_body_bytes);
     parser.eager(true);
 
     // Header.
+    bool head_started = !input.empty();
+    if (head_started) {
+      arm_for_head();
+    } else if (first_request) {
+      ArmDeadline(options_.first_request_deadline, ConnectionEnd::kHandshakeTimeout);
+    } else {
+      ArmDeadline(Clock::now() + options_.limits.idle_timeout, ConnectionEnd::kIdleTimeout);
+    }
     bool failed = false;
+    bool too_large = false;
     while (!parser.is_header_done()) {
       if (input.empty() && !co_await read_more()) {
         failed = true;
         break;
+      }
+      if (!head_started) {
+        head_started = true;
+        arm_for_head();
       }
       boost::beast::error_code pec;
       const size_t used = parser.put(asio::buffer(input), pec);
@@ -231,14 +292,26 @@ asio::awaitable<void> Connection::Run(std::string initial) {
       if (pec == http::error::need_buffer && parser.is_header_done()) {
         break;  // the body follows; it is read below into a buffer
       }
+      if (pec == http::error::header_limit) {
+        too_large = true;  // limits.max_header_list_bytes
+        break;
+      }
       if (pec) {
         failed = true;
         break;
       }
     }
+    DisarmDeadline();
+    if (too_large) {
+      // RFC 9110 15.5 / RFC 6585 5: 431, then close: the rest of the head is not read, so the
+      // stream cannot be resynchronised for a next request.
+      co_await stream_->WriteAll(asio::buffer(kHeaderListTooLarge), ec);
+      break;
+    }
     if (failed) {
       break;
     }
+    first_request = false;
 
     busy_ = true;
     RequestHead head;
@@ -327,6 +400,7 @@ asio::awaitable<void> Connection::Run(std::string initial) {
       break;
     }
   }
+  DisarmDeadline();
   stream_->Close();
 }
 

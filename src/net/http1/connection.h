@@ -8,17 +8,26 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <memory>
 #include <string>
 
 #include "net/byte_stream.h"
 #include "net/connection.h"
 #include "net/exchange.h"
+#include "net/limits.h"
 
 namespace xb::net::http1 {
 
 struct Options {
   uint64_t max_body_bytes = 0;  // request bodies above this end the connection
+  ConnectionLimits limits;
+  // The first request head must have arrived by then (the handshake timeout, counted from
+  // accept); later heads get limits.header_read_timeout from their first byte, and the wait for
+  // that byte limits.idle_timeout.
+  std::chrono::steady_clock::time_point first_request_deadline =
+      std::chrono::steady_clock::time_point::max();
+  Observer* observer = nullptr;  // not owned; required
 };
 
 class Connection final : public ServerConnection, public std::enable_shared_from_this<Connection> {
@@ -34,11 +43,18 @@ class Connection final : public ServerConnection, public std::enable_shared_from
  private:
   boost::asio::awaitable<void> WaitForWake();
   boost::asio::awaitable<bool> WriteResponse(Exchange& exchange, bool keep_alive);
+  // While a request head is awaited: closes the connection at `at`, reporting `reason`.
+  void ArmDeadline(std::chrono::steady_clock::time_point at, ConnectionEnd reason);
+  void DisarmDeadline();
 
   std::unique_ptr<ByteStream> stream_;
   ExchangeFactory& factory_;
   Options options_;
   boost::asio::steady_timer wake_timer_;
+  boost::asio::steady_timer deadline_timer_;
+  std::chrono::steady_clock::time_point deadline_;
+  ConnectionEnd deadline_reason_ = ConnectionEnd::kHandshakeTimeout;
+  bool deadline_armed_ = false;
   bool wake_pending_ = false;
   bool closed_ = false;
   bool closing_ = false;         // close after the response in progress

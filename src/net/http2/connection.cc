@@ -25,6 +25,8 @@ struct Connection::Stream {
   bool response_complete = false;
   bool trailers_submitted = false;
   bool reset_submitted = false;
+  bool header_list_too_large = false;  // answered 431, never started
+  uint32_t header_list_bytes = 0;      // RFC 9113 6.5.2: names, values, 32 per field
   RequestHead head;
   std::vector<nghttp2_nv> nv;  // points into exchange's head/trailers, kept alive by exchange
 };
@@ -34,6 +36,14 @@ namespace {
 constexpr int32_t kStreamWindow = 1 << 20;       // 1 MiB per stream
 constexpr int32_t kConnectionWindow = 16 << 20;  // 16 MiB per connection
 constexpr size_t kWriteChunk = 256 * 1024;       // coalesced frames per socket write
+// Response bytes that earn the client one control frame: a client acknowledging every 16 KiB
+// DATA frame with a connection and a stream WINDOW_UPDATE (and a BDP PING) stays within it, a
+// WINDOW_UPDATE(+1) per 1-byte DATA frame does not.
+constexpr double kResponseBytesPerControlFrame = 4096;
+// Control frames a request earns: what a client sends about one call (a connection and a stream
+// WINDOW_UPDATE for its response, a BDP PING, a RST_STREAM to cancel it). A gRPC client making
+// unary calls back to back sends about two per call; with one it ran out after ~1,000 calls.
+constexpr double kControlFramesPerRequest = 4;
 
 // One write's frames, shared by the connections of a thread. A connection serializes into it and
 // hands it to the socket before it yields (TryWrite), so it stays in cache from one connection's
@@ -78,17 +88,27 @@ struct Callbacks {
   static int OnHeader(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name,
                       size_t namelen, const uint8_t* value, size_t valuelen, uint8_t,
                       void* user_data) {
-    auto* s = Find(Self(user_data), frame->hd.stream_id);
-    if (s == nullptr || s->exchange) {
+    auto* c = Self(user_data);
+    auto* s = Find(c, frame->hd.stream_id);
+    if (s == nullptr || s->exchange || s->header_list_too_large) {
       return 0;  // request trailers are ignored
     }
+    // implements: issue 28 (5), limits.max_header_list_bytes. Counted as RFC 9113 6.5.2 does;
+    // past the limit nothing more is kept and the stream is answered 431 (OnFrameRecv).
+    const uint64_t bytes = uint64_t{s->header_list_bytes} + namelen + valuelen + 32;
+    if (bytes > c->options_.limits.max_header_list_bytes) {
+      s->header_list_too_large = true;
+      s->head = RequestHead();
+      return 0;
+    }
+    s->header_list_bytes = static_cast<uint32_t>(bytes);
     std::string_view n(reinterpret_cast<const char*>(name), namelen);
     std::string_view v(reinterpret_cast<const char*>(value), valuelen);
     if (n == ":method") {
       s->head.method = v;
     } else if (n == ":path") {
       s->head.path = v;
-    } else if (!n.empty() && n[0] != ':' && Self(user_data)->factory_.WantsHeader(n)) {
+    } else if (!n.empty() && n[0] != ':' && c->factory_.WantsHeader(n)) {
       s->head.headers.push_back(Header{std::string(n), std::string(v)});
     }
     return 0;
@@ -101,7 +121,20 @@ struct Callbacks {
       return 0;
     }
     const bool end_stream = frame->hd.flags & NGHTTP2_FLAG_END_STREAM;
+    if (frame->hd.type == NGHTTP2_HEADERS && s->header_list_too_large) {
+      if (!s->response_submitted) {
+        // RFC 9113 10.5.1: a header list larger than the server will handle may be answered
+        // 431. Only this stream ends; the connection goes on (HPACK state was kept).
+        s->response_submitted = true;
+        static const std::string kStatusName = ":status";
+        static const std::string kStatus431 = "431";
+        const nghttp2_nv nv[] = {MakeNv(kStatusName, kStatus431)};
+        nghttp2_submit_response(c->session_, s->id, nv, std::size(nv), nullptr);
+      }
+      return 0;
+    }
     if (frame->hd.type == NGHTTP2_HEADERS && !s->exchange) {
+      c->control_frames_.Credit(kControlFramesPerRequest);
       const int32_t id = s->id;
       std::weak_ptr<Connection> weak = c->weak_from_this();
       s->exchange = c->factory_.Start(std::move(s->head), c->stream_->executor(), [weak, id] {
@@ -158,7 +191,31 @@ struct Callbacks {
     if (stream->exchange && !stream->response_complete) {
       stream->exchange->OnReset();
     }
+    if (c->streams_.empty() && !c->closed_ && !c->closing_) {
+      c->ArmDeadline(std::chrono::steady_clock::now() + c->options_.limits.idle_timeout,
+                     ConnectionEnd::kIdleTimeout);
+    }
     return 0;
+  }
+
+  // implements: issue 28 (5), limits.max_control_frames_per_second. Every frame that carries
+  // no request or response spends a token: WINDOW_UPDATE, PING, SETTINGS, PRIORITY, RST_STREAM,
+  // GOAWAY, unknown types and DATA with neither payload nor END_STREAM. Counted at the frame
+  // header, before nghttp2 does any work for it (a PING ACK, a window update).
+  static int OnBeginFrame(nghttp2_session*, const nghttp2_frame_hd* hd, void* user_data) {
+    switch (hd->type) {
+      case NGHTTP2_HEADERS:
+      case NGHTTP2_CONTINUATION:  // nghttp2 bounds these per HEADERS
+        return 0;
+      case NGHTTP2_DATA:
+        if (hd->length != 0 || (hd->flags & NGHTTP2_FLAG_END_STREAM)) {
+          return 0;
+        }
+        break;
+      default:
+        break;
+    }
+    return Self(user_data)->TakeControlFrame() ? 0 : NGHTTP2_ERR_CALLBACK_FAILURE;
   }
 
   // Announces how many body bytes the next DATA frame carries; SendData copies them straight
@@ -216,6 +273,7 @@ struct Callbacks {
     if (s->exchange->PullBody(c->GrowOut(length), length) != length) {
       return NGHTTP2_ERR_CALLBACK_FAILURE;
     }
+    c->control_frames_.Credit(static_cast<double>(length) / kResponseBytesPerControlFrame);
     return 0;
   }
 
@@ -235,7 +293,10 @@ Connection::Connection(std::unique_ptr<ByteStream> stream, ExchangeFactory& fact
     : stream_(std::move(stream)),
       factory_(factory),
       options_(options),
-      wake_timer_(stream_->executor()) {}
+      wake_timer_(stream_->executor()),
+      deadline_timer_(stream_->executor()),
+      control_frames_(options_.limits.max_control_frames_per_second,
+                      options_.limits.max_control_frame_burst) {}
 
 Connection::~Connection() {
   if (session_ != nullptr) {
@@ -249,6 +310,7 @@ void Connection::Close() {
   }
   closed_ = true;
   stream_->Close();
+  deadline_timer_.cancel();
   Wake();
 }
 
@@ -261,6 +323,43 @@ void Connection::GracefulClose() {
                         nghttp2_session_get_last_proc_stream_id(session_), NGHTTP2_NO_ERROR,
                         nullptr, 0);
   Wake();
+}
+
+void Connection::ArmDeadline(std::chrono::steady_clock::time_point at, ConnectionEnd reason) {
+  deadline_ = at;
+  deadline_reason_ = reason;
+  deadline_timer_.expires_at(at);
+  deadline_timer_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+    if (ec) {
+      return;
+    }
+    if (auto c = weak.lock()) {
+      c->OnDeadline();
+    }
+  });
+}
+
+// implements: issue 28 (5), server.idle_timeout_ms and the first-request part of
+// server.handshake_timeout_ms. Never while a stream is open: a stream can last hours. A wait
+// that completed after the deadline moved is stale and ignored (the new wait is pending).
+void Connection::OnDeadline() {
+  if (closed_ || closing_ || !streams_.empty() || std::chrono::steady_clock::now() < deadline_) {
+    return;
+  }
+  options_.observer->ConnectionEnded(deadline_reason_);
+  GracefulClose();
+}
+
+bool Connection::TakeControlFrame() {
+  if (control_frames_.Take()) {
+    return true;
+  }
+  if (!flooded_) {
+    flooded_ = true;
+    options_.observer->ConnectionEnded(ConnectionEnd::kControlFrameFlood);
+    nghttp2_session_terminate_session(session_, NGHTTP2_ENHANCE_YOUR_CALM);
+  }
+  return false;
 }
 
 char* Connection::GrowOut(size_t n) {
@@ -366,6 +465,7 @@ asio::awaitable<void> Connection::Run(std::string initial) {
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, &Callbacks::OnDataChunk);
   nghttp2_session_callbacks_set_on_frame_send_callback(cbs, &Callbacks::OnFrameSend);
   nghttp2_session_callbacks_set_on_stream_close_callback(cbs, &Callbacks::OnStreamClose);
+  nghttp2_session_callbacks_set_on_begin_frame_callback(cbs, &Callbacks::OnBeginFrame);
   nghttp2_session_callbacks_set_send_callback(cbs, &Callbacks::Send);
   nghttp2_session_callbacks_set_send_data_callback(cbs, &Callbacks::SendData);
   nghttp2_session_server_new(&session_, cbs, this);
@@ -374,11 +474,13 @@ asio::awaitable<void> Connection::Run(std::string initial) {
   const nghttp2_settings_entry settings[] = {
       {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, options_.max_concurrent_streams},
       {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, static_cast<uint32_t>(kStreamWindow)},
+      {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, options_.limits.max_header_list_bytes},
   };
   nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, settings, std::size(settings));
   nghttp2_session_set_local_window_size(session_, NGHTTP2_FLAG_NONE, 0, kConnectionWindow);
 
   auto self = shared_from_this();
+  ArmDeadline(options_.first_request_deadline, ConnectionEnd::kHandshakeTimeout);
   asio::co_spawn(stream_->executor(), WriteLoop(), asio::detached);
 
   std::string buffer = std::move(initial);
@@ -406,6 +508,7 @@ asio::awaitable<void> Connection::Run(std::string initial) {
   // Let the writer flush a pending GOAWAY before the socket closes.
   Wake();
   closed_ = true;
+  deadline_timer_.cancel();
   ResetAllExchanges();
 }
 
@@ -464,6 +567,7 @@ asio::awaitable<void> Connection::WriteLoop() {
   }
   closed_ = true;
   stream_->Close();
+  deadline_timer_.cancel();
   ResetAllExchanges();
 }
 

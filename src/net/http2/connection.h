@@ -7,6 +7,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -14,9 +15,11 @@
 #include <vector>
 
 #include "base/byte_buffer.h"
+#include "base/token_bucket.h"
 #include "net/byte_stream.h"
 #include "net/connection.h"
 #include "net/exchange.h"
+#include "net/limits.h"
 
 struct nghttp2_session;
 
@@ -24,6 +27,12 @@ namespace xb::net::http2 {
 
 struct Options {
   uint32_t max_concurrent_streams = 100;  // limits.max_http2_streams
+  ConnectionLimits limits;
+  // The first request's HEADERS must have arrived by then (the handshake timeout, counted from
+  // accept); later, limits.idle_timeout runs whenever no stream is open.
+  std::chrono::steady_clock::time_point first_request_deadline =
+      std::chrono::steady_clock::time_point::max();
+  Observer* observer = nullptr;  // not owned; required
 };
 
 class Connection final : public ServerConnection, public std::enable_shared_from_this<Connection> {
@@ -51,6 +60,12 @@ class Connection final : public ServerConnection, public std::enable_shared_from
   void ResumeStream(int32_t stream_id);
   void SubmitPendingResponses();
   void ResetAllExchanges();
+  // The idle (or first-request) deadline: armed while no stream is open; when it passes the
+  // connection is closed gracefully (GOAWAY NO_ERROR).
+  void ArmDeadline(std::chrono::steady_clock::time_point at, ConnectionEnd reason);
+  void OnDeadline();
+  // Spends one control-frame token; false when the connection is flooding (GOAWAY queued).
+  bool TakeControlFrame();
 
   std::unique_ptr<ByteStream> stream_;
   ExchangeFactory& factory_;
@@ -60,6 +75,11 @@ class Connection final : public ServerConnection, public std::enable_shared_from
   bool wake_pending_ = false;
   bool closed_ = false;
   bool closing_ = false;  // GOAWAY sent: close once the output is flushed
+  bool flooded_ = false;  // ended for a control-frame flood (GOAWAY ENHANCE_YOUR_CALM queued)
+  boost::asio::steady_timer deadline_timer_;
+  std::chrono::steady_clock::time_point deadline_;
+  ConnectionEnd deadline_reason_ = ConnectionEnd::kHandshakeTimeout;
+  TokenBucket control_frames_;
   std::vector<int32_t> to_resume_;
   std::vector<int32_t> resuming_;  // SubmitPendingResponses' scratch
   std::unordered_map<int32_t, std::unique_ptr<Stream>> streams_;

@@ -1,12 +1,13 @@
-// A token bucket for stream frame rates (API-258): `rate` tokens per second refill up to `burst`;
-// it starts full. Single-threaded (one stream's).
+// A token bucket: `rate` tokens per second refill up to `burst`; it starts full. Used for stream
+// frame rates (API-258) and for an HTTP/2 connection's control frames (net/http2). Single-threaded
+// (one stream's or one connection's); nothing suspends.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 
-namespace xb::fanout {
+namespace xb {
 
 class TokenBucket {
  public:
@@ -29,6 +30,10 @@ class TokenBucket {
     return true;
   }
 
+  // Adds `tokens` (a fraction is kept) without reading the clock; still never more than the
+  // burst. For work the peer earned by other means than waiting.
+  void Credit(double tokens) { tokens_ = std::min(burst_, tokens_ + tokens); }
+
  private:
   double rate_;
   double burst_;
@@ -36,4 +41,4 @@ class TokenBucket {
   Clock::time_point refilled_at_;
 };
 
-}  // namespace xb::fanout
+}  // namespace xb

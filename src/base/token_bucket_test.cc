@@ -1,8 +1,8 @@
-#include "fanout/token_bucket.h"
+#include "base/token_bucket.h"
 
 #include <gtest/gtest.h>
 
-namespace xb::fanout {
+namespace xb {
 namespace {
 
 using std::chrono::milliseconds;
@@ -27,5 +27,25 @@ TEST(TokenBucketTest, StartsFullThenRefillsAtTheRate) {
   EXPECT_EQ(taken, 3);
 }
 
+// Credit adds earned tokens, a fraction at a time, and never lifts the bucket past its burst.
+TEST(TokenBucketTest, CreditAddsUpToTheBurst) {
+  const auto t0 = TokenBucket::Clock::now();
+  TokenBucket bucket(1, 4, t0);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_TRUE(bucket.Take(t0));
+  }
+  EXPECT_FALSE(bucket.Take(t0));
+  bucket.Credit(0.5);
+  EXPECT_FALSE(bucket.Take(t0));
+  bucket.Credit(0.5);
+  EXPECT_TRUE(bucket.Take(t0));
+  bucket.Credit(100);
+  int taken = 0;
+  while (bucket.Take(t0)) {
+    ++taken;
+  }
+  EXPECT_EQ(taken, 4);
+}
+
 }  // namespace
-}  // namespace xb::fanout
+}  // namespace xb
