@@ -424,15 +424,20 @@ void Connection::SubmitPendingResponses() {
     for (const auto& h : head->headers) {
       nv.push_back(MakeNv(h.name, h.value));
     }
-    if (s.exchange->body_complete() && s.exchange->pending_body() == 0) {
-      // A response with no body goes as one HEADERS frame ending the stream, its trailers merged
-      // in (gRPC's Trailers-Only form): no DATA frame, which a reader with no flow-control window
-      // would never receive, so a status decided early always reaches the client.
+    if (s.exchange->body_complete() && s.exchange->pending_body() == 0 &&
+        !s.exchange->trailers().empty()) {
+      // A response with no body: its head, then its trailers ending the stream, and no DATA
+      // frame, which a reader with no flow-control window would never receive; a status decided
+      // early (a deadline, an error) always reaches the client.
+      nghttp2_submit_headers(session_, NGHTTP2_FLAG_NONE, id, nullptr, nv.data(), nv.size(),
+                             nullptr);
+      std::vector<nghttp2_nv> trailers;
       for (const auto& h : s.exchange->trailers()) {
-        nv.push_back(MakeNv(h.name, h.value));
+        trailers.push_back(MakeNv(h.name, h.value));
       }
       s.trailers_submitted = true;
-      nghttp2_submit_response(session_, id, nv.data(), nv.size(), nullptr);
+      nghttp2_submit_headers(session_, NGHTTP2_FLAG_END_STREAM, id, nullptr, trailers.data(),
+                             trailers.size(), nullptr);
       continue;
     }
     nghttp2_data_provider provider{};
