@@ -139,12 +139,29 @@ constexpr FamilySpec kPushSubscriptions{"xmtp_push_subscriptions_total",
 constexpr FamilySpec kBackendInfo{
     "xmtp_backend_info", "Always 1, with the build version as its label.", Presence::kAlways};
 
+// Extension families (docs/telemetry.md): ours, not in the OPS catalogue, named xmtp_*, with
+// labels from vocabulary.h. Both count anomalies only, so both are failure-only.
+constexpr FamilySpec kDbFailures{
+    "xmtp_db_failures_total",
+    "Store errors that failed a request UNAVAILABLE or INTERNAL, by the cause class the engine "
+    "reported.",
+    Presence::kFailureOnly};
+constexpr FamilySpec kLogLinesSuppressed{
+    "xmtp_log_lines_suppressed_total",
+    "Log lines not written because their kind's budget per interval was spent; each is counted "
+    "in a summary line instead.",
+    Presence::kFailureOnly};
+
 bool IsHealth(Rpc rpc) { return RouteOf(rpc).is_health; }
 
 }  // namespace
 
 DbMetrics::DbMetrics()
-    : released_open_transactions(kDbReleasedOpenTransactions), errors(kDbErrors) {}
+    : released_open_transactions(kDbReleasedOpenTransactions),
+      errors(kDbErrors),
+      failures(kDbFailures) {}
+
+LogMetrics::LogMetrics() : suppressed(kLogLinesSuppressed) {}
 
 ApiMetrics::ApiMetrics()
     : publish_envelopes(kPublishEnvelopes),
@@ -226,7 +243,9 @@ Metrics::Metrics(std::string version)
                 &push_.deliveries,
                 &push_.dispatcher,
                 &push_.subscriptions,
-                &backend_info_} {
+                &backend_info_,
+                &db_.failures,
+                &log_.suppressed} {
   for (const Family* family : families_) {
     XB_CHECK(family != nullptr);  // every catalogue row is listed once
   }

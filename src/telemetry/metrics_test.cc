@@ -163,6 +163,32 @@ TEST(MetricsTest, FamiliesAppearOnceInCatalogueOrder) {
   }
 }
 
+// Extension families (docs/telemetry.md): failure-only, listed after the whole catalogue, with
+// every word of their vocabulary once recorded.
+TEST(MetricsTest, ExtensionFamiliesFollowTheCatalogue) {
+  Metrics m("v");
+  EXPECT_FALSE(Mentions(m.Exposition(), "xmtp_db_failures_total"));
+  EXPECT_FALSE(Mentions(m.Exposition(), "xmtp_log_lines_suppressed_total"));
+  RecordEveryFailureOnlyFamily(m);
+  m.db().failures.Inc(DbFailureCause::kDiskFull);
+  m.log().suppressed.Inc(SuppressedLine::kRequestCompleted);
+  m.log().suppressed.Inc(SuppressedLine::kRequestCompleted);
+  const std::string text = m.Exposition();
+  std::vector<std::string> types;
+  for (const std::string& line : Lines(text)) {
+    if (line.starts_with("# TYPE ")) {
+      types.push_back(line);
+    }
+  }
+  ASSERT_EQ(types.size(), Metrics::kFamilyCount + Metrics::kExtensionFamilyCount);
+  EXPECT_EQ(types[Metrics::kFamilyCount], "# TYPE xmtp_db_failures_total counter");
+  EXPECT_EQ(types[Metrics::kFamilyCount + 1], "# TYPE xmtp_log_lines_suppressed_total counter");
+  EXPECT_TRUE(HasLine(text, R"(xmtp_db_failures_total{cause="disk_full"} 1)"));
+  EXPECT_TRUE(HasLine(text, R"(xmtp_db_failures_total{cause="other"} 0)"));
+  EXPECT_TRUE(HasLine(text, R"(xmtp_log_lines_suppressed_total{line="request_completed"} 2)"));
+  EXPECT_TRUE(HasLine(text, R"(xmtp_log_lines_suppressed_total{line="store_failed"} 0)"));
+}
+
 TEST(MetricsTest, InfoAndReadyGauges) {
   Metrics m("0.1.0");
   std::string text = m.Exposition();
