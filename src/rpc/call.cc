@@ -366,8 +366,8 @@ void Call::OnReset() {
   if (completed_) {
     return;
   }
+  reset_ = true;  // also after Finish: the client got neither trailers nor the rest of the body
   if (!finished_) {
-    reset_ = true;
     ended_ = true;
     if (deadline_timer_) {
       deadline_timer_->cancel();

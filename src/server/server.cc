@@ -41,6 +41,7 @@
 #include "server/version.h"
 #include "store/db_pool.h"
 #include "store/open.h"
+#include "telemetry/completion_budget.h"
 #include "telemetry/logger.h"
 #include "telemetry/metrics.h"
 #include "telemetry/metrics_listener.h"
@@ -339,6 +340,10 @@ int Run(const config::Config& config, RunOptions options) {
   AddHealthService(router, health);
 
   rpc::Admission admission;
+  // Issue 28: completion lines of requests reset before any response byte, bounded per interval.
+  telemetry::CompletionBudget reset_lines(
+      logger, metrics,
+      telemetry::CompletionBudget::Options{.identifier = config.server.identifier});
   std::vector<std::unique_ptr<Worker>> workers;
   const size_t worker_count = WorkerCount();
   std::vector<net::Worker> net_workers;
@@ -349,6 +354,7 @@ int Run(const config::Config& config, RunOptions options) {
         rpc::DispatcherOptions{.max_request_bytes = config.limits.max_request_bytes,
                                .identifier = config.server.identifier,
                                .request_logger = config.server.request_logger,
+                               .reset_lines = &reset_lines,
                                .tracer = &tracer,
                                .authenticate = MakeAuthenticate(authenticator.get())});
     net_workers.push_back(
@@ -397,6 +403,7 @@ int Run(const config::Config& config, RunOptions options) {
     });
   }
   (*listener)->Start();
+  reset_lines.Start(main_io.get_executor());
   health.Set(true);
   if (metrics_listener) {
     auto metrics_address = config::ParseSocketAddress(config.telemetry.metrics_listen);
@@ -417,6 +424,7 @@ int Run(const config::Config& config, RunOptions options) {
     }
     stopping = true;
     drain_timer.cancel();
+    reset_lines.Stop();
     for (auto& w : workers) {
       asio::post(w->io, [d = w->dispatcher.get()] { d->EndAll(); });
     }
@@ -486,6 +494,7 @@ int Run(const config::Config& config, RunOptions options) {
     w->io.stop();
     w->thread.join();
   }
+  reset_lines.Summarize();  // the requests completed since the last summary
   if (exporter) {
     logger.SetRecordSink(nullptr);  // what is logged from here on cannot be flushed
     exporter->Shutdown(flush_deadline);
