@@ -67,13 +67,12 @@ asio::awaitable<Result<v1::QueryResponse>> Query(const ApiContext& ctx,
   };
   auto result = co_await ctx.db->Run(std::move(result_job));
   if (auto* error = std::get_if<store::StoreError>(&result)) {
-    co_return StoreErrorStatus(*error, *ctx.metrics);
+    co_return StoreErrorStatus(*error, ctx);
   }
   auto& page = std::get<store::QueryPage>(result);
   for (const auto& row : page.envelopes) {
     if (!ToWire(row, response.add_envelopes())) {
-      ctx.metrics->db().errors.Inc(telemetry::DbErrorKind::kInvariant);
-      co_return Internal("a stored envelope does not decode");
+      co_return UndecodableEnvelopeStatus(ctx);
     }
   }
   response.mutable_continuation()->set_has_more(page.has_more);
@@ -105,7 +104,7 @@ asio::awaitable<Result<v1::QueryNewestResponse>> QueryNewest(
   };
   auto result = co_await ctx.db->Run(std::move(result_job));
   if (auto* error = std::get_if<store::StoreError>(&result)) {
-    co_return StoreErrorStatus(*error, *ctx.metrics);
+    co_return StoreErrorStatus(*error, ctx);
   }
   // implements: API-244 — one result per distinct topic that has a visible envelope.
   for (const auto& row : std::get<std::vector<store::StoredEnvelope>>(result)) {
@@ -113,8 +112,7 @@ asio::awaitable<Result<v1::QueryNewestResponse>> QueryNewest(
     r->mutable_topic()->set_topic(row.meta.topic);
     ToWire(row.meta, r->mutable_meta());
     if (full && !r->mutable_envelope()->ParseFromString(row.payload)) {
-      ctx.metrics->db().errors.Inc(telemetry::DbErrorKind::kInvariant);
-      co_return Internal("a stored envelope does not decode");
+      co_return UndecodableEnvelopeStatus(ctx);
     }
   }
   co_return response;
@@ -129,7 +127,7 @@ asio::awaitable<Result<v1::ServerEnvelope>> Get(const ApiContext& ctx,
   auto result_job = [store = ctx.store, id] { return store->Get(id); };
   auto result = co_await ctx.db->Run(std::move(result_job));
   if (auto* error = std::get_if<store::StoreError>(&result)) {
-    co_return StoreErrorStatus(*error, *ctx.metrics);
+    co_return StoreErrorStatus(*error, ctx);
   }
   auto& row = std::get<std::optional<store::StoredEnvelope>>(result);
   if (!row) {
@@ -137,8 +135,7 @@ asio::awaitable<Result<v1::ServerEnvelope>> Get(const ApiContext& ctx,
   }
   v1::ServerEnvelope envelope;
   if (!ToWire(*row, &envelope)) {
-    ctx.metrics->db().errors.Inc(telemetry::DbErrorKind::kInvariant);
-    co_return Internal("a stored envelope does not decode");
+    co_return UndecodableEnvelopeStatus(ctx);
   }
   co_return envelope;
 }

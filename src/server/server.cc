@@ -21,6 +21,7 @@
 #include "api/publish_service.h"
 #include "api/query_service.h"
 #include "api/scw_verifier.h"
+#include "api/store_status.h"
 #include "api/stream_service.h"
 #include "auth/authenticator.h"
 #include "auth/jwks_refresher.h"
@@ -299,6 +300,8 @@ int Run(const config::Config& config, RunOptions options) {
                               .rpc_timeout = std::chrono::milliseconds(5000),
                               .validator_bytecode = {}},
       &metrics);
+  // Issue 28: the causes of store failures, logged once per cause per interval.
+  api::StoreFailureLog store_failures(logger, metrics, api::StoreFailureLog::Options{});
   api::ApiContext api_context{
       .store = store.get(),
       .db = &db_pool,
@@ -313,6 +316,7 @@ int Run(const config::Config& config, RunOptions options) {
       .wave_buffers = &wave_buffers,
       .history = &history_cache,
       .streams = config.streams,
+      .store_failures = &store_failures,
       .tracer = &tracer,
       .before_identity_commit = options.before_identity_commit,
   };

@@ -1,11 +1,17 @@
-"""Issue 28, defect 7: what a hostile client costs the log.
+"""Issue 28, defects 7 and 8: what a hostile client or a full disk costs the log.
 
 - Log amplification: a client that opens streams and resets them at once (HEADERS, RST_STREAM
   CANCEL) gets a bounded number of completion lines; the rest are counted in
   xmtp_log_lines_suppressed_total and in summary lines, while ordinary requests keep one line each
   (OPS-018). A raw HTTP/2 client (python3-h2) sends the frames.
+- A full disk (SQLite on a 2 MiB tmpfs): the cause is logged at warn, once per interval, and
+  counted in xmtp_db_failures_total{cause="disk_full"}; publishing works again once space returns.
 """
+import os
+import shutil
 import socket
+import subprocess
+import tempfile
 import time
 import unittest
 import urllib.request
@@ -15,11 +21,13 @@ import h2.config
 import h2.connection
 import h2.errors
 
+import envelopes as E
 import harness
 from xmtp.backend.v1 import backend_pb2
 
 GET_CONFIGURATION = "/xmtp.backend.v1.ConfigurationService/GetConfiguration"
 UNKNOWN_PATH = "/attack.Service/Reset"
+PUBLISH = "/xmtp.backend.v1.PublishService/Publish"
 CONFIGURATION_LABELS = ('grpc_service="xmtp.backend.v1.ConfigurationService",'
                         'grpc_method="GetConfiguration"')
 UNKNOWN_LABELS = 'grpc_service="unknown"'
@@ -174,6 +182,93 @@ class ResetAmplificationTest(unittest.TestCase):
                 "the completion line of " + request_id)
             self.assertEqual(len(lines), 1)
             self.assertEqual(lines[0]["grpc_code"], code)
+
+
+class FullDiskTest(unittest.TestCase):
+    """SQLite on a 2 MiB tmpfs, filled by publishing."""
+
+    def setUp(self):
+        self.mount_point = tempfile.mkdtemp(prefix="xb-full-")
+        self.addCleanup(os.rmdir, self.mount_point)
+        if shutil.which("mount") is None:
+            self.skipTest("no mount command to make a small filesystem")
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs",
+                                  self.mount_point], capture_output=True, text=True, timeout=10)
+        if mounted.returncode != 0:
+            reason = ("cannot mount a 2 MiB tmpfs to fill (needs root with CAP_SYS_ADMIN): " +
+                      mounted.stderr.strip())
+            print("SKIP:", reason)
+            self.skipTest(reason)
+        self.addCleanup(subprocess.run, ["umount", "-l", self.mount_point], capture_output=True,
+                        timeout=10)
+        config = harness.minimal_config().replace(
+            "sqlite://{data}/xmtp.db", "sqlite://%s/xmtp.db" % self.mount_point)
+        self.server = harness.Server(config=config)
+        self.server.start()
+        # Killed before the filesystem goes (cleanups run last-in first-out).
+        self.addCleanup(self.server.__exit__, None, None, None)
+
+    def publish(self, channel, size):
+        envelope = E.group_message(os.urandom(16), 1, os.urandom(size))
+        return harness.unary(channel, PUBLISH, backend_pb2.PublishRequest(envelopes=[envelope]),
+                             backend_pb2.PublishResponse, timeout=20)
+
+    def disk_full_lines(self):
+        return [r for r in self.server.log_records() if r.get("msg") == "store failed: disk full"]
+
+    # verifies: issue 28 defect 8 (a full disk is never logged) — the cause is logged at warn
+    # once per interval and counted by class; publishing recovers when space returns.
+    def test_full_disk_is_logged_once_per_interval_and_counted(self):
+        failures = 0
+        start = time.monotonic()
+        with self.server.channel() as ch:
+            for _ in range(200):
+                try:
+                    self.publish(ch, 100000)
+                except grpc.RpcError as e:
+                    self.assertEqual(e.code(), grpc.StatusCode.UNAVAILABLE, e.details())
+                    self.assertEqual(e.details(), "the store is unavailable")
+                    failures += 1
+                    break
+            self.assertEqual(failures, 1, "2 MiB never filled")
+            # Some more failures, each answered UNAVAILABLE.
+            for _ in range(30):
+                with self.assertRaises(grpc.RpcError) as ctx:
+                    self.publish(ch, 100000)
+                self.assertEqual(ctx.exception.code(), grpc.StatusCode.UNAVAILABLE)
+                failures += 1
+        elapsed = time.monotonic() - start
+
+        lines = harness.wait_for(self.disk_full_lines, 5, "the disk full line")
+        text = scrape(self.server)
+        self.assertEqual(metric_sum(text, "xmtp_db_failures_total", 'cause="disk_full"'), failures,
+                         text)
+        # One line per 10 s interval, the first at the first failure.
+        self.assertLessEqual(len(lines), 2 + int(elapsed // 10))
+        self.assertEqual(metric_sum(text, "xmtp_log_lines_suppressed_total", 'line="store_failed"'),
+                         failures - len(lines))
+        # A line's count is the failures since the previous line, itself included.
+        self.assertEqual(lines[0]["count"], 1)
+        self.assertLessEqual(sum(r["count"] for r in lines), failures)
+        for r in lines:
+            self.assertEqual(r["level"], "warn")
+            self.assertEqual(r["reason"], "disk_full")
+            self.assertEqual(set(r), {"time", "level", "msg", "reason", "count", "error"})
+            self.assertTrue(r["error"].startswith("Unavailable: "), r["error"])
+            self.assertNotIn(self.mount_point, r["error"])
+
+        # Space returns: publishing works again.
+        grown = subprocess.run(["mount", "-o", "remount,size=64m", self.mount_point],
+                               capture_output=True, text=True, timeout=10)
+        self.assertEqual(grown.returncode, 0, grown.stderr)
+        with self.server.channel() as ch:
+            def published():
+                try:
+                    self.publish(ch, 1000)
+                    return True
+                except grpc.RpcError:
+                    return False
+            harness.wait_for(published, 20, "a publish to succeed after space returned")
 
 
 if __name__ == "__main__":
