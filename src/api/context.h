@@ -19,6 +19,7 @@
 namespace xb::api {
 
 class ScwVerifier;
+class StoreFailureLog;
 
 struct ApiContext {
   store::Store* store = nullptr;
@@ -37,6 +38,8 @@ struct ApiContext {
   fanout::WaveBuffers* wave_buffers = nullptr;
   fanout::HistoryCache* history = nullptr;  // catch-up rows shared by streams; nullptr: none
   config::StreamsConfig streams;
+  // Logs the cause of store errors that fail requests (api/store_status.h); nullptr: counted only.
+  StoreFailureLog* store_failures = nullptr;
   // Spans of the span catalogue below the request span (publish stages, stream.*); nullptr: none.
   telemetry::Tracer* tracer = nullptr;
   // Test builds only (xmtp-backend-testing): awaited by Publish after identity updates were

@@ -104,7 +104,7 @@ asio::awaitable<Status> AdmitIdentityUpdates(const ApiContext& ctx,
   };
   auto duplicates = co_await ctx.db->Run(std::move(duplicates_job));
   if (auto* error = std::get_if<store::StoreError>(&duplicates)) {
-    co_return StoreErrorStatus(*error, *ctx.metrics);
+    co_return StoreErrorStatus(*error, ctx);
   }
   const auto stored = std::get<std::vector<std::optional<store::EnvelopeMeta>>>(duplicates);
   const validate::IdentityLimits limits{.max_identity_entries = ctx.limits.max_identity_entries,
@@ -121,7 +121,7 @@ asio::awaitable<Status> AdmitIdentityUpdates(const ApiContext& ctx,
     auto history_job = [store = ctx.store, topic = item.topic] { return store->History(topic); };
     auto history = co_await ctx.db->Run(std::move(history_job));
     if (auto* error = std::get_if<store::StoreError>(&history)) {
-      co_return StoreErrorStatus(*error, *ctx.metrics);
+      co_return StoreErrorStatus(*error, ctx);
     }
     auto& rows = std::get<std::vector<store::StoredEnvelope>>(history);
     item.identity_validated_head = rows.empty() ? 0 : rows.back().meta.sequence_id;

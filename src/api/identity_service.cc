@@ -66,7 +66,7 @@ asio::awaitable<Result<v1::GetInboxIdsResponse>> GetInboxIds(
   auto job = [store = ctx.store, keys = std::move(keys)] { return store->InboxIds(keys); };
   auto found = co_await ctx.db->Run(std::move(job));
   if (auto* error = std::get_if<store::StoreError>(&found)) {
-    co_return StoreErrorStatus(*error, *ctx.metrics);
+    co_return StoreErrorStatus(*error, ctx);
   }
   const auto& inboxes = std::get<std::vector<std::optional<std::string>>>(found);
   v1::GetInboxIdsResponse response;

@@ -64,7 +64,7 @@ asio::awaitable<Status> ValidateKeyPackages(const ApiContext& ctx,
   };
   auto duplicates = co_await ctx.db->Run(std::move(duplicates_job));
   if (auto* error = std::get_if<store::StoreError>(&duplicates)) {
-    co_return StoreErrorStatus(*error, *ctx.metrics);
+    co_return StoreErrorStatus(*error, ctx);
   }
   const auto& stored = std::get<std::vector<std::optional<store::EnvelopeMeta>>>(duplicates);
   std::vector<PendingKeyPackage> to_validate;
@@ -269,7 +269,7 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx, std:
     }
     ctx.metrics->api().publish_envelopes.Add(telemetry::PublishOutcome::kRejected,
                                              static_cast<uint64_t>(n));
-    co_return StoreErrorStatus(*error, *ctx.metrics);
+    co_return StoreErrorStatus(*error, ctx);
   }
 
   // implements: API-221 — one entry per request position, duplicates included.

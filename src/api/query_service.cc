@@ -66,11 +66,6 @@ uint64_t WorstResponseMemory(const config::LimitsConfig& limits, uint64_t rows) 
 
 Status OverResponseBudget() { return OutOfRange("response is larger than the response budget"); }
 
-Status InvariantBroken(const ApiContext& ctx) {
-  ctx.metrics->db().errors.Inc(telemetry::DbErrorKind::kInvariant);
-  return Internal("a stored envelope does not decode");
-}
-
 // Queues a QueryResponse for `page` straight into the call's buffer: each row's ServerEnvelope
 // head and its stored payload verbatim (API-211: already our canonical ClientEnvelope
 // encoding), each row's payload freed once copied. The same bytes protobuf writes for the message.
@@ -82,7 +77,7 @@ Status WriteQueryPage(const ApiContext& ctx, store::QueryPage& page, rpc::Call& 
   for (const auto& row : page.envelopes) {
     const size_t h = WriteServerEnvelopeHead(store::StoredEnvelopeView::Of(row), head);
     if (h == 0) {
-      return InvariantBroken(ctx);
+      return UndecodableEnvelopeStatus(ctx);
     }
     heads.push_back(static_cast<uint32_t>(h));
     size += FieldBytes(h + row.payload.size());  // QueryResponse.envelopes = 1
@@ -161,7 +156,7 @@ asio::awaitable<Status> Query(const ApiContext& ctx, const v1::QueryRequest& req
     // A call ended before the read starts (its client went away) does not read the store.
     auto result = co_await ctx.db->Run(std::move(result_job), call.ended_flag());
     if (auto* error = std::get_if<store::StoreError>(&result)) {
-      co_return StoreErrorStatus(*error, *ctx.metrics);
+      co_return StoreErrorStatus(*error, ctx);
     }
     page = std::move(std::get<store::QueryPage>(result));
     if (page.over_budget) {
@@ -235,7 +230,7 @@ asio::awaitable<Status> QueryNewest(const ApiContext& ctx, const v1::QueryNewest
     };
     auto result = co_await ctx.db->Run(std::move(result_job), call.ended_flag());
     if (auto* error = std::get_if<store::StoreError>(&result)) {
-      co_return StoreErrorStatus(*error, *ctx.metrics);
+      co_return StoreErrorStatus(*error, ctx);
     }
     rows = std::move(std::get<std::vector<store::StoredEnvelope>>(result));
   }
@@ -251,7 +246,7 @@ asio::awaitable<Status> Get(const ApiContext& ctx, const v1::GetRequest& request
   auto result_job = [store = ctx.store, id] { return store->Get(id); };
   auto result = co_await ctx.db->Run(std::move(result_job), call.ended_flag());
   if (auto* error = std::get_if<store::StoreError>(&result)) {
-    co_return StoreErrorStatus(*error, *ctx.metrics);
+    co_return StoreErrorStatus(*error, ctx);
   }
   auto& row = std::get<std::optional<store::StoredEnvelope>>(result);
   if (!row) {
@@ -261,7 +256,7 @@ asio::awaitable<Status> Get(const ApiContext& ctx, const v1::GetRequest& request
   char head[kMaxServerEnvelopeHead];
   const size_t h = WriteServerEnvelopeHead(store::StoredEnvelopeView::Of(*row), head);
   if (h == 0) {
-    co_return InvariantBroken(ctx);
+    co_return UndecodableEnvelopeStatus(ctx);
   }
   const size_t size = h + row->payload.size();
   if (size > ctx.limits.max_response_bytes) {

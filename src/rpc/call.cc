@@ -468,8 +468,8 @@ void Call::OnReset() {
   if (completed_) {
     return;
   }
+  reset_ = true;  // also after Finish: the client got neither trailers nor the rest of the body
   if (!finished_) {
-    reset_ = true;
     MarkEnded();
     WakeHandler();
   }

@@ -213,6 +213,8 @@ class Call final : public net::Exchange,
   const Status& final_status() const { return final_status_; }
   // The code recorded at completion: the finished status, or Cancelled when reset unfinished.
   StatusCode outcome() const { return outcome_; }
+  // The connection reported the stream reset (or gone) before the response completed, whether or
+  // not the call had finished.
   bool reset() const { return reset_; }
   uint64_t request_bytes() const { return request_bytes_; }
   uint64_t response_bytes() const { return response_bytes_; }

@@ -268,7 +268,7 @@ void Dispatcher::OnCallDone(Call& call) {
     metrics_.RequestBytes(route.rpc, call.request_bytes());
     metrics_.ResponseBytes(route.rpc, call.response_bytes());
     metrics_.RequestHandled(route.rpc, call.outcome(), seconds);
-    if (options_.request_logger) {
+    if (LogsCompletion(call, done)) {
       const telemetry::TraceIdHex trace_hex = telemetry::ToHex(trace.trace_id);
       // implements: OPS-018 (one completion line per non-health request), OPS-013 (identifier)
       logger_.Completion(telemetry::CompletionEvent{
@@ -287,6 +287,19 @@ void Dispatcher::OnCallDone(Call& call) {
     call.admitted_unary = false;
     admission_.UnaryDone();
   }
+}
+
+bool Dispatcher::LogsCompletion(const Call& call, Call::Clock::time_point done) {
+  if (!options_.request_logger) {
+    return false;
+  }
+  // A request its client reset before any response byte went out cost the client two frames;
+  // only its line's cost is bounded (a budget per interval, then a summary). Every other request
+  // keeps its own line.
+  if (options_.reset_lines != nullptr && call.reset() && call.response_bytes() == 0) {
+    return options_.reset_lines->Admit(done);
+  }
+  return true;
 }
 
 void Dispatcher::EndStreams() {

@@ -20,6 +20,7 @@
 #include "rpc/call.h"
 #include "rpc/response_budget.h"
 #include "rpc/router.h"
+#include "telemetry/completion_budget.h"
 #include "telemetry/logger.h"
 #include "telemetry/metrics.h"
 #include "telemetry/tracer.h"
@@ -54,6 +55,9 @@ struct DispatcherOptions {
   uint64_t max_request_bytes = 26214400;
   std::string identifier;  // server.identifier, for the completion log (OPS-013)
   bool request_logger = true;
+  // The completion lines of requests reset before any response byte are written within this
+  // budget and summarised past it (issue 28); shared by every worker. nullptr: all written.
+  telemetry::CompletionBudget* reset_lines = nullptr;
   // Starts the request and handler spans (OPS-012, OPS-019); nullptr: no spans.
   telemetry::Tracer* tracer = nullptr;
   Authenticate authenticate;
@@ -91,6 +95,8 @@ class Dispatcher final : public net::ExchangeFactory, public CallObserver {
   std::shared_ptr<net::Exchange> Preflight(const net::RequestHead& head);
   // The auth answer to a request that is not gRPC, or nullptr when auth is off or admits it.
   std::shared_ptr<net::Exchange> NonGrpcAuthRejection(const net::RequestHead& head);
+  // Whether the completion line of `call`, done at `done`, is written (OPS-018, issue 28).
+  bool LogsCompletion(const Call& call, Call::Clock::time_point done);
 
   const Router& router_;
   Admission& admission_;

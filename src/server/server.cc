@@ -22,6 +22,7 @@
 #include "api/publish_service.h"
 #include "api/query_service.h"
 #include "api/scw_verifier.h"
+#include "api/store_status.h"
 #include "api/stream_service.h"
 #include "auth/authenticator.h"
 #include "auth/jwks_refresher.h"
@@ -44,6 +45,7 @@
 #include "server/version.h"
 #include "store/db_pool.h"
 #include "store/open.h"
+#include "telemetry/completion_budget.h"
 #include "telemetry/logger.h"
 #include "telemetry/metrics.h"
 #include "telemetry/metrics_listener.h"
@@ -348,6 +350,8 @@ int Run(const config::Config& config, RunOptions options) {
                               .rpc_timeout = std::chrono::milliseconds(5000),
                               .validator_bytecode = {}},
       &metrics);
+  // Issue 28: the causes of store failures, logged once per cause per interval.
+  api::StoreFailureLog store_failures(logger, metrics, api::StoreFailureLog::Options{});
   api::ApiContext api_context{
       .store = store.get(),
       .db = &db_pool,
@@ -362,6 +366,7 @@ int Run(const config::Config& config, RunOptions options) {
       .wave_buffers = &wave_buffers,
       .history = &history_cache,
       .streams = config.streams,
+      .store_failures = &store_failures,
       .tracer = &tracer,
       .before_identity_commit = options.before_identity_commit,
   };
@@ -389,6 +394,10 @@ int Run(const config::Config& config, RunOptions options) {
   AddHealthService(router, health);
 
   rpc::Admission admission;
+  // Issue 28: completion lines of requests reset before any response byte, bounded per interval.
+  telemetry::CompletionBudget reset_lines(
+      logger, metrics,
+      telemetry::CompletionBudget::Options{.identifier = config.server.identifier});
   std::vector<std::unique_ptr<Worker>> workers;
   const size_t worker_count = WorkerCount();
   std::vector<net::Worker> net_workers;
@@ -399,6 +408,7 @@ int Run(const config::Config& config, RunOptions options) {
         rpc::DispatcherOptions{.max_request_bytes = config.limits.max_request_bytes,
                                .identifier = config.server.identifier,
                                .request_logger = config.server.request_logger,
+                               .reset_lines = &reset_lines,
                                .tracer = &tracer,
                                .authenticate = MakeAuthenticate(authenticator.get()),
                                .response_budget = WorkerResponseBudget(config.limits, worker_count),
@@ -468,6 +478,7 @@ int Run(const config::Config& config, RunOptions options) {
                [d = w->dispatcher.get(), &io = w->io] { d->StartStallSweep(io.get_executor()); });
   }
   (*listener)->Start();
+  reset_lines.Start(main_io.get_executor());
   health.Set(true);
   if (metrics_listener) {
     auto metrics_address = config::ParseSocketAddress(config.telemetry.metrics_listen);
@@ -492,6 +503,7 @@ int Run(const config::Config& config, RunOptions options) {
     }
     stopping = true;
     drain_timer.cancel();
+    reset_lines.Stop();
     for (auto& w : workers) {
       asio::post(w->io, [d = w->dispatcher.get()] { d->EndAll(); });
     }
@@ -568,6 +580,7 @@ int Run(const config::Config& config, RunOptions options) {
     w->io.stop();
     w->thread.join();
   }
+  reset_lines.Summarize();  // the requests completed since the last summary
   if (exporter) {
     logger.SetRecordSink(nullptr);  // what is logged from here on cannot be flushed
     exporter->Shutdown(flush_deadline);

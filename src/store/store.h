@@ -124,12 +124,54 @@ enum class ErrorKind : uint8_t {
   kOther,         // -> UNAVAILABLE, "other"
 };
 
+// What went wrong, as the engine classified it (its error mapping: sqlite/connection.h,
+// postgres/errors.h): finer than ErrorKind, which fixes the status. An operator reads it in the
+// store failure log line and in xmtp_db_failures_total{cause} (api/store_status.h).
+enum class ErrorCause : uint8_t {
+  kUnclassified,  // the engine gave no finer class: the kind stands for it (CauseOf)
+  kDiskFull,      // SQLITE_FULL; SQLSTATE 53100
+  kIoError,       // SQLITE_IOERR; SQLSTATE 58030
+  kOutOfMemory,   // SQLITE_NOMEM; SQLSTATE 53200
+  kResources,     // another resource limit: too many connections, a configured limit (class 53)
+  kCannotOpen,    // the database cannot be opened or does not exist
+  kReadOnly,      // read-only database or transaction, or permission denied
+  kConnection,    // connection lost, refused or shut down by the server
+  kPoolTimeout,   // no pooled connection in time
+  kTimeout,       // a deadline, statement timeout or lock wait ran out
+  kCorrupt,       // the database reported corruption
+  kInvariant,     // a constraint or a stored value broke an expectation
+  kOverflow,      // an expiry does not fit a 64-bit timestamp (OPS-020)
+};
+
 struct StoreError {
   ErrorKind kind = ErrorKind::kOther;
+  ErrorCause cause = ErrorCause::kUnclassified;
   std::string message;  // plain words, never request data (OPS-014)
   size_t item = 0;      // kAdmission: index into CommitPublishRequest::items
   Status admission;     // kAdmission: the item's pending failure
 };
+
+// The error's cause class: its own, or when unclassified the one its kind implies (kOther and
+// kStaleHistory/kAdmission: kUnclassified).
+constexpr ErrorCause CauseOf(const StoreError& error) {
+  if (error.cause != ErrorCause::kUnclassified) {
+    return error.cause;
+  }
+  switch (error.kind) {
+    case ErrorKind::kTimeout:
+      return ErrorCause::kTimeout;
+    case ErrorKind::kPoolTimeout:
+      return ErrorCause::kPoolTimeout;
+    case ErrorKind::kConnection:
+      return ErrorCause::kConnection;
+    case ErrorKind::kInvariant:
+      return ErrorCause::kInvariant;
+    case ErrorKind::kOverflow:
+      return ErrorCause::kOverflow;
+    default:
+      return ErrorCause::kUnclassified;
+  }
+}
 
 template <typename T>
 using StoreResult = std::variant<T, StoreError>;

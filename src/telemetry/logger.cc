@@ -323,6 +323,7 @@ Field Field::Principal(std::string_view api_key_name) {
 }
 Field Field::Reason(AuthRejectionReason reason) { return Field(LogField::kReason, Word(reason)); }
 Field Field::Reason(Literal word) { return Field(LogField::kReason, word.view()); }
+Field Field::Reason(DbFailureCause cause) { return Field(LogField::kReason, Word(cause)); }
 Field Field::Host(std::string_view host) { return Field(LogField::kHost, host); }
 Field Field::Version(std::string_view build_version) {
   return Field(LogField::kVersion, build_version);

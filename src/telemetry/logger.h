@@ -103,6 +103,8 @@ class Field {
   // An auth rejection reason word (AUTH section 6.1).
   static Field Reason(AuthRejectionReason reason);
   static Field Reason(Literal word);
+  // A store failure's cause class word (the cause label of xmtp_db_failures_total).
+  static Field Reason(DbFailureCause cause);
   // A configured host only, never a full URL (AUTH-027).
   static Field Host(std::string_view host);
   static Field Version(std::string_view build_version);

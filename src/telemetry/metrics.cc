@@ -151,13 +151,29 @@ constexpr FamilySpec kNetConnectionsClosed{
     "xmtp_net_connections_closed_total",
     "Connections the server refused or closed under its connection limits, by reason.",
     Presence::kAlways};
+// Extension families (docs/telemetry.md): ours, not in the OPS catalogue, named xmtp_*, with
+// labels from vocabulary.h. Both count anomalies only, so both are failure-only.
+constexpr FamilySpec kDbFailures{
+    "xmtp_db_failures_total",
+    "Store errors that failed a request UNAVAILABLE or INTERNAL, by the cause class the engine "
+    "reported.",
+    Presence::kFailureOnly};
+constexpr FamilySpec kLogLinesSuppressed{
+    "xmtp_log_lines_suppressed_total",
+    "Log lines not written because their kind's budget per interval was spent; each is counted "
+    "in a summary line instead.",
+    Presence::kFailureOnly};
 
 bool IsHealth(Rpc rpc) { return RouteOf(rpc).is_health; }
 
 }  // namespace
 
 DbMetrics::DbMetrics()
-    : released_open_transactions(kDbReleasedOpenTransactions), errors(kDbErrors) {}
+    : released_open_transactions(kDbReleasedOpenTransactions),
+      errors(kDbErrors),
+      failures(kDbFailures) {}
+
+LogMetrics::LogMetrics() : suppressed(kLogLinesSuppressed) {}
 
 ApiMetrics::ApiMetrics()
     : publish_envelopes(kPublishEnvelopes),
@@ -247,7 +263,9 @@ Metrics::Metrics(std::string version)
                 &backend_info_,
                 &net_.accept_failures,
                 &net_.connections,
-                &net_.connections_closed} {
+                &net_.connections_closed,
+                &db_.failures,
+                &log_.suppressed} {
   for (const Family* family : families_) {
     XB_CHECK(family != nullptr);  // every catalogue row is listed once
   }

@@ -25,12 +25,19 @@ namespace xb::telemetry {
 inline constexpr std::string_view kExpositionContentType =
     "text/plain; version=0.0.4; charset=utf-8";
 
-// Families recorded by store/ (both engines). Both count only failures, so both are absent from
-// the exposition until their first event.
+// Families recorded by store/ (both engines) and api/. All count only failures, so all are absent
+// from the exposition until their first event.
 struct DbMetrics {
   DbMetrics();
   CounterFamily<> released_open_transactions;  // xmtp_db_released_open_transactions_total
   CounterFamily<DbErrorKind> errors;           // xmtp_db_errors_total
+  CounterFamily<DbFailureCause> failures;      // xmtp_db_failures_total (extension)
+};
+
+// Families of the logs themselves (extension). Absent until their first event.
+struct LogMetrics {
+  LogMetrics();
+  CounterFamily<SuppressedLine> suppressed;  // xmtp_log_lines_suppressed_total
 };
 
 // Families recorded by api/ (publish and identity services).
@@ -123,6 +130,7 @@ class Metrics {
   AuthMetrics& auth() { return auth_; }
   PushMetrics& push() { return push_; }
   NetMetrics& net() { return net_; }
+  LogMetrics& log() { return log_; }
   const DbMetrics& db() const { return db_; }
   const ApiMetrics& api() const { return api_; }
   const StreamMetrics& stream() const { return stream_; }
@@ -130,15 +138,16 @@ class Metrics {
   const AuthMetrics& auth() const { return auth_; }
   const PushMetrics& push() const { return push_; }
   const NetMetrics& net() const { return net_; }
+  const LogMetrics& log() const { return log_; }
 
-  // Every family in catalogue order, then the extension families, Prometheus text format 0.0.4
-  // (kExpositionContentType).
-  // implements: OPS-016
+  // Every family in catalogue order, then the extension families (docs/telemetry.md), Prometheus
+  // text format 0.0.4 (kExpositionContentType). implements: OPS-016
   std::string Exposition() const;
 
   // The catalogue size and the extension families after it; a test checks each name appears.
   static constexpr size_t kFamilyCount = 37;
-  static constexpr size_t kExtensionFamilyCount = 3;
+  // Families of ours beyond the catalogue, listed after it (docs/telemetry.md).
+  static constexpr size_t kExtensionFamilyCount = 5;
 
  private:
   CounterFamily<Rpc> started_;
@@ -158,6 +167,7 @@ class Metrics {
   PushMetrics push_;
   InfoFamily backend_info_;
   NetMetrics net_;
+  LogMetrics log_;
 
   // Const after construction: every family above, in catalogue order, then the extensions.
   std::array<const Family*, kFamilyCount + kExtensionFamilyCount> families_;

@@ -70,6 +70,8 @@ constexpr CatalogueRow kExtensions[] = {
     {"xmtp_net_accept_failures_total", "counter", true},
     {"xmtp_net_connections", "gauge", false},
     {"xmtp_net_connections_closed_total", "counter", false},
+    {"xmtp_db_failures_total", "counter", true},
+    {"xmtp_log_lines_suppressed_total", "counter", true},
 };
 static_assert(std::size(kExtensions) == Metrics::kExtensionFamilyCount);
 
@@ -102,6 +104,8 @@ void RecordEveryFailureOnlyFamily(Metrics& m) {
   m.api().publish_rejections.Inc(PublishRejectionReason::kHandleTaken);
   m.auth().rejections.Inc(AuthRejectionReason::kNotYetValid);
   m.net().accept_failures.Inc(AcceptFailureReason::kDescriptors);
+  m.db().failures.Inc(DbFailureCause::kDiskFull);
+  m.log().suppressed.Inc(SuppressedLine::kStoreFailed);
 }
 
 constexpr std::string_view kPublishLabels =
@@ -195,6 +199,31 @@ TEST(MetricsTest, FamiliesAppearOnceInCatalogueOrder) {
     EXPECT_EQ(types[i], i < std::size(kCatalogue) ? kCatalogue[i].name
                                                   : kExtensions[i - std::size(kCatalogue)].name);
   }
+}
+
+// Extension families (docs/telemetry.md): failure-only, listed after the whole catalogue, with
+// every word of their vocabulary once recorded.
+TEST(MetricsTest, ExtensionFamiliesFollowTheCatalogue) {
+  Metrics m("v");
+  EXPECT_FALSE(Mentions(m.Exposition(), "xmtp_db_failures_total"));
+  EXPECT_FALSE(Mentions(m.Exposition(), "xmtp_log_lines_suppressed_total"));
+  RecordEveryFailureOnlyFamily(m);
+  m.log().suppressed.Inc(SuppressedLine::kRequestCompleted);
+  m.log().suppressed.Inc(SuppressedLine::kRequestCompleted);
+  const std::string text = m.Exposition();
+  std::vector<std::string> types;
+  for (const std::string& line : Lines(text)) {
+    if (line.starts_with("# TYPE ")) {
+      types.push_back(line);
+    }
+  }
+  ASSERT_EQ(types.size(), Metrics::kFamilyCount + Metrics::kExtensionFamilyCount);
+  EXPECT_EQ(types[Metrics::kFamilyCount + 3], "# TYPE xmtp_db_failures_total counter");
+  EXPECT_EQ(types[Metrics::kFamilyCount + 4], "# TYPE xmtp_log_lines_suppressed_total counter");
+  EXPECT_TRUE(HasLine(text, R"(xmtp_db_failures_total{cause="disk_full"} 1)"));
+  EXPECT_TRUE(HasLine(text, R"(xmtp_db_failures_total{cause="other"} 0)"));
+  EXPECT_TRUE(HasLine(text, R"(xmtp_log_lines_suppressed_total{line="request_completed"} 2)"));
+  EXPECT_TRUE(HasLine(text, R"(xmtp_log_lines_suppressed_total{line="store_failed"} 1)"));
 }
 
 TEST(MetricsTest, InfoAndReadyGauges) {

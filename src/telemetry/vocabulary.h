@@ -250,6 +250,35 @@ enum class ConnectionCloseReason : uint8_t {
 XB_TELEMETRY_WORDS(ConnectionCloseReason, "reason", kControlFrameFlood, "refused",
                    "handshake_timeout", "header_read_timeout", "idle_timeout",
                    "control_frame_flood");
+// --- Extension vocabularies: families of ours, not in the OPS catalogue (docs/telemetry.md) ------
+
+// xmtp_log_lines_suppressed_total: the kind of line a budget refused (issue 28).
+enum class SuppressedLine : uint8_t {
+  kRequestCompleted,  // an OPS-018 line of a request reset before any response byte
+  kStoreFailed,       // a store failure line past its cause's one line per interval
+};
+XB_TELEMETRY_WORDS(SuppressedLine, "line", kStoreFailed, "request_completed", "store_failed");
+
+// xmtp_db_failures_total: the cause class of a store error that failed a request UNAVAILABLE or
+// INTERNAL, as the engine classified it (store::ErrorCause).
+enum class DbFailureCause : uint8_t {
+  kDiskFull,
+  kIoError,
+  kOutOfMemory,
+  kResources,
+  kCannotOpen,
+  kReadOnly,
+  kConnection,
+  kPoolTimeout,
+  kTimeout,
+  kCorrupt,
+  kInvariant,
+  kOverflow,
+  kOther,
+};
+XB_TELEMETRY_WORDS(DbFailureCause, "cause", kOther, "disk_full", "io_error", "out_of_memory",
+                   "resources", "cannot_open", "read_only", "connection", "pool_timeout", "timeout",
+                   "corrupt", "invariant", "overflow", "other");
 
 #undef XB_TELEMETRY_WORDS
 

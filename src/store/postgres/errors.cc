@@ -50,8 +50,29 @@ std::string_view Describe(std::string_view sqlstate) {
   if (HasClass(sqlstate, "57P")) {
     return "server shut the connection down";
   }
+  if (sqlstate == "53100") {
+    return "disk full";
+  }
+  if (sqlstate == "53200") {
+    return "out of memory";
+  }
+  if (sqlstate == "53300") {
+    return "too many connections";
+  }
   if (HasClass(sqlstate, "53")) {
     return "insufficient resources";
+  }
+  if (HasClass(sqlstate, "58")) {
+    return "system or I/O error";
+  }
+  if (sqlstate == "XX001" || sqlstate == "XX002") {
+    return "data or index corrupted";
+  }
+  if (sqlstate == "25006") {
+    return "read-only transaction";
+  }
+  if (sqlstate == "42501") {
+    return "insufficient privilege";
   }
   if (HasClass(sqlstate, "42")) {
     return "syntax error or undefined object";
@@ -74,6 +95,40 @@ ErrorKind KindForSqlState(std::string_view sqlstate) {
     return ErrorKind::kConnection;
   }
   return ErrorKind::kOther;
+}
+
+ErrorCause CauseForSqlState(std::string_view sqlstate) {
+  if (sqlstate == "53100") {
+    return ErrorCause::kDiskFull;
+  }
+  if (sqlstate == "53200") {
+    return ErrorCause::kOutOfMemory;
+  }
+  if (HasClass(sqlstate, "53")) {
+    return ErrorCause::kResources;
+  }
+  if (HasClass(sqlstate, "58")) {
+    return ErrorCause::kIoError;
+  }
+  if (sqlstate == "XX001" || sqlstate == "XX002") {
+    return ErrorCause::kCorrupt;
+  }
+  if (sqlstate == "25006" || sqlstate == "42501") {
+    return ErrorCause::kReadOnly;
+  }
+  if (sqlstate == "3D000") {
+    return ErrorCause::kCannotOpen;
+  }
+  if (HasClass(sqlstate, "08") || HasClass(sqlstate, "57P")) {
+    return ErrorCause::kConnection;
+  }
+  if (sqlstate == "57014" || sqlstate == "25P03" || sqlstate == "25P04" || sqlstate == "55P03") {
+    return ErrorCause::kTimeout;
+  }
+  if (HasClass(sqlstate, "23") || sqlstate == "22003") {
+    return ErrorCause::kInvariant;
+  }
+  return ErrorCause::kUnclassified;
 }
 
 DbError ServerError(std::string_view what, std::string_view sqlstate, std::string_view constraint) {

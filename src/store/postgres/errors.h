@@ -13,6 +13,12 @@
 
 namespace xb::store::postgres {
 
+// The cause class of a SQLSTATE (store::ErrorCause): 53100 disk full, 53200 out of memory, other
+// class 53 resources, 58030 and class 58 I/O error, XX001/XX002 corruption, 25006 and 42501
+// read-only, 3D000 cannot open, class 08 and 57P connection, the timeout codes and 55P03 timeout,
+// class 23 and 22003 invariant; kUnclassified for anything else and for "".
+ErrorCause CauseForSqlState(std::string_view sqlstate);
+
 // One failed database operation. `sqlstate` is empty when the server sent none (a lost
 // connection, a client-side deadline), or holds the code a connection failure implies.
 struct DbError {
@@ -20,7 +26,13 @@ struct DbError {
   std::string sqlstate;
   std::string message;
 
-  StoreError ToStoreError() const { return MakeStoreError(kind, message); }
+  // The cause class comes from the SQLSTATE (CauseForSqlState); without one, the kind stands for
+  // it.
+  StoreError ToStoreError() const {
+    StoreError error = MakeStoreError(kind, message);
+    error.cause = CauseForSqlState(sqlstate);
+    return error;
+  }
 
   static StoreError MakeStoreError(ErrorKind kind, std::string message) {
     StoreError error;

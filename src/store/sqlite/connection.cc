@@ -41,6 +41,31 @@ StoreError MapSqliteError(int rc, std::string_view what) {
       error.kind = ErrorKind::kOther;
       break;
   }
+  switch (rc & 0xff) {
+    case SQLITE_FULL:
+      error.cause = ErrorCause::kDiskFull;
+      break;
+    case SQLITE_IOERR:
+      error.cause = rc == SQLITE_IOERR_NOMEM ? ErrorCause::kOutOfMemory : ErrorCause::kIoError;
+      break;
+    case SQLITE_NOMEM:
+      error.cause = ErrorCause::kOutOfMemory;
+      break;
+    case SQLITE_CANTOPEN:
+      error.cause = ErrorCause::kCannotOpen;
+      break;
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+      error.cause = ErrorCause::kReadOnly;
+      break;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      error.cause = ErrorCause::kCorrupt;
+      break;
+    default:
+      break;  // the kind stands for it (CauseOf)
+  }
   // sqlite3_errstr is the fixed text of the code; it never carries a value, a path or SQL.
   error.message = std::string(what) + ": " + sqlite3_errstr(rc);
   return error;

@@ -25,7 +25,10 @@ using MaybeError = std::optional<StoreError>;
 
 // Maps a SQLite result code to a typed error: interrupt (our deadline) or busy -> kTimeout;
 // constraint, corruption, not-a-database, datatype mismatch -> kInvariant; I/O error, full disk,
-// cannot open, read-only or permission trouble -> kConnection; anything else -> kOther.
+// cannot open, read-only or permission trouble -> kConnection; anything else -> kOther. The cause
+// class: full -> kDiskFull, I/O error -> kIoError (kOutOfMemory for SQLITE_IOERR_NOMEM), no
+// memory -> kOutOfMemory, cannot open -> kCannotOpen, read-only, permission or authorization ->
+// kReadOnly, corruption or not-a-database -> kCorrupt; otherwise the kind stands for it.
 // `what` names the operation ("query", "commit publish"); the message never carries request data.
 StoreError MapSqliteError(int rc, std::string_view what);
 

@@ -25,6 +25,26 @@ TEST(MapSqliteError, MapsResultCodesToErrorKinds) {
   EXPECT_EQ(MapSqliteError(SQLITE_FULL, "commit").message, "commit: database or disk is full");
 }
 
+// verifies: issue 28 (a full disk is logged by its cause): the cause class of each code.
+TEST(MapSqliteError, ClassifiesTheCause) {
+  EXPECT_EQ(MapSqliteError(SQLITE_FULL, "x").cause, ErrorCause::kDiskFull);
+  EXPECT_EQ(MapSqliteError(SQLITE_IOERR_FSYNC, "x").cause, ErrorCause::kIoError);
+  EXPECT_EQ(MapSqliteError(SQLITE_IOERR_NOMEM, "x").cause, ErrorCause::kOutOfMemory);
+  EXPECT_EQ(MapSqliteError(SQLITE_NOMEM, "x").cause, ErrorCause::kOutOfMemory);
+  EXPECT_EQ(MapSqliteError(SQLITE_CANTOPEN, "x").cause, ErrorCause::kCannotOpen);
+  EXPECT_EQ(MapSqliteError(SQLITE_READONLY_DBMOVED, "x").cause, ErrorCause::kReadOnly);
+  EXPECT_EQ(MapSqliteError(SQLITE_PERM, "x").cause, ErrorCause::kReadOnly);
+  EXPECT_EQ(MapSqliteError(SQLITE_CORRUPT, "x").cause, ErrorCause::kCorrupt);
+  EXPECT_EQ(MapSqliteError(SQLITE_NOTADB, "x").cause, ErrorCause::kCorrupt);
+  // Unclassified: the kind stands for the cause.
+  const StoreError busy = MapSqliteError(SQLITE_BUSY, "x");
+  EXPECT_EQ(busy.cause, ErrorCause::kUnclassified);
+  EXPECT_EQ(CauseOf(busy), ErrorCause::kTimeout);
+  EXPECT_EQ(CauseOf(MapSqliteError(SQLITE_CONSTRAINT_UNIQUE, "x")), ErrorCause::kInvariant);
+  EXPECT_EQ(CauseOf(MapSqliteError(SQLITE_PROTOCOL, "x")), ErrorCause::kConnection);
+  EXPECT_EQ(CauseOf(MapSqliteError(SQLITE_ERROR, "x")), ErrorCause::kUnclassified);
+}
+
 class ConnectionTest : public ::testing::Test {
  protected:
   std::unique_ptr<Connection> Open(Connection::Role role) {
