@@ -70,13 +70,16 @@ if [[ ${#missing[@]} -gt 0 ]]; then
 fi
 
 # ccache (the top-level CMakeLists.txt uses it when present): paths below the checkout are hashed
-# relative to it, so CI's warm cache serves a fresh clone.
+# relative to it, and -fdebug-prefix-map keeps the checkout's path out of the debug info (ccache
+# otherwise hashes the working directory of every -g compile), so CI's warm cache serves a fresh
+# clone at any path.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}"
 if [[ ! -f "$BUILD/build.ninja" ]]; then
   log "configuring $BUILD"
   CC=clang-14 CXX=clang++-14 cmake -S "$ROOT" -B "$BUILD" -G Ninja \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXB_FUZZ=ON -DXB_BUILD_TESTS=OFF >"$TMP/cmake.log" 2>&1 ||
-    { cat "$TMP/cmake.log" >&2; exit 1; }
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXB_FUZZ=ON -DXB_BUILD_TESTS=OFF \
+    -DCMAKE_C_FLAGS="-fdebug-prefix-map=$ROOT=." -DCMAKE_CXX_FLAGS="-fdebug-prefix-map=$ROOT=." \
+    >"$TMP/cmake.log" 2>&1 || { cat "$TMP/cmake.log" >&2; exit 1; }
 fi
 log "building ${targets[*]}"
 build_start=$SECONDS
