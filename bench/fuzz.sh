@@ -317,6 +317,8 @@ seed_request_message() {
   w subscribe_ping "04$(pb_bytes 2 "$(pb_int 1 7)")"
   w subscribe_pong "04$(pb_bytes 3 "$(pb_int 1 7)")"
   w subscribe_static "05$(tq "$gm" 3)$(tq "$inbox" 0)"
+  # identifier_kind -1 as a 5-byte varint: re-encoded in 10 bytes.
+  w get_inbox_ids_negative_kind "06$(pb_bytes 1 "10ffffffff0f")"
   w get_inbox_ids "06$(pb_bytes 1 "$(pb_bytes 1 "$(ascii 0x34dd95109b587ca90778cde5e2dd87e022453699)")$(pb_int 2 1)")$(pb_bytes 1 "$(pb_bytes 1 "$(ascii 03a1)")$(pb_int 2 2)")"
   w verify_scw "07$(pb_bytes 1 "$(pb_bytes 1 "$(ascii eip155:1:0x34dd95109b587ca90778cde5e2dd87e022453699)")$(pb_int 2 100)$(pb_bytes 3 "$k32")$(pb_bytes 4 00)")"
   w get_configuration "08"
