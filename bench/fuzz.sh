@@ -1,37 +1,54 @@
 #!/usr/bin/env bash
 # bench/fuzz.sh: builds the libFuzzer targets of tests/fuzz with clang-14 (ASan + UBSan) in
-# build-fuzz and runs each for a bounded time from a small generated seed corpus.
+# build-fuzz and runs each for a bounded time from a generated seed corpus.
 #
-#   bench/fuzz.sh [--time SECONDS] [TARGET...]
+#   bench/fuzz.sh [--time SECONDS] [--corpus DIR] [--decode-ratio N] [TARGET...]
 #
-# Default: 60 s for each of frame_decoder_fuzz, grpc_web_fuzz, key_package_fuzz, mls_message_fuzz,
-# identity_update_fuzz, auth_token_fuzz.
-# Exits non-zero when a target crashed (sanitizer report, broken invariant, timeout or
-# out-of-memory); the input that did it is kept under build-fuzz/artifacts/ and printed as hex.
-# The corpus lives in a temp dir, removed on exit.
+# Default: 60 s for each target of tests/fuzz (every parser that takes request bytes). CI runs
+# `--time 5` (scripts/test). --corpus DIR keeps each target's corpus in DIR/TARGET across runs
+# (default: a temp dir, removed on exit). --decode-ratio N turns on request_message_fuzz's
+# decode-cost check (heap held <= N x wire bytes + 16 KiB; off by default, see bench/README.md).
+# Exits non-zero when a target crashed (sanitizer report, broken invariant, timeout, out of
+# memory, or a single allocation over the malloc limit); the input that did it is kept under
+# build-fuzz/artifacts/ and printed as hex. Ends with a table: runs, execs/s, coverage, result.
 set -euo pipefail
 export LC_ALL=C
 
 readonly ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 readonly BUILD="$ROOT/build-fuzz"
 readonly ARTIFACTS="$BUILD/artifacts"
-readonly ALL_TARGETS=(frame_decoder_fuzz grpc_web_fuzz key_package_fuzz mls_message_fuzz
-                      identity_update_fuzz auth_token_fuzz)
+readonly ALL_TARGETS=(frame_decoder_fuzz grpc_web_fuzz http1_request_fuzz request_message_fuzz
+                      envelope_fuzz key_package_fuzz mls_message_fuzz identity_update_fuzz
+                      auth_token_fuzz)
+# Per run: RSS and single-allocation limits (an input that costs far more memory than its size
+# is reported as a crash), and a per-input time limit.
+readonly RSS_LIMIT_MB=2048
+readonly MALLOC_LIMIT_MB=256
+readonly UNIT_TIMEOUT_S=10
 
 ARGS=("$@")
 seconds=60
+corpus_root=""
+decode_ratio=""
 targets=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --time) seconds="$2"; shift ;;
-    -h|--help) sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --corpus) corpus_root="$2"; shift ;;
+    --decode-ratio) decode_ratio="$2"; shift ;;
+    -h|--help) sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "unknown argument: $1" >&2; exit 2 ;;
     *) targets+=("$1") ;;
   esac
   shift
 done
 [[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "--time wants whole seconds" >&2; exit 2; }
+[[ -z "$decode_ratio" || "$decode_ratio" =~ ^[1-9][0-9]*$ ]] ||
+  { echo "--decode-ratio wants a whole number" >&2; exit 2; }
 [[ ${#targets[@]} -gt 0 ]] || targets=("${ALL_TARGETS[@]}")
+for t in "${targets[@]}"; do
+  [[ " ${ALL_TARGETS[*]} " == *" $t "* ]] || { echo "unknown target: $t" >&2; exit 2; }
+done
 
 log() { printf '[fuzz.sh] %s\n' "$*" >&2; }
 
@@ -52,15 +69,23 @@ if [[ ${#missing[@]} -gt 0 ]]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# ccache (the top-level CMakeLists.txt uses it when present): paths below the checkout are hashed
+# relative to it, and -fdebug-prefix-map keeps the checkout's path out of the debug info (ccache
+# otherwise hashes the working directory of every -g compile), so CI's warm cache serves a fresh
+# clone at any path.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}"
 if [[ ! -f "$BUILD/build.ninja" ]]; then
   log "configuring $BUILD"
   CC=clang-14 CXX=clang++-14 cmake -S "$ROOT" -B "$BUILD" -G Ninja \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXB_FUZZ=ON -DXB_BUILD_TESTS=OFF >"$TMP/cmake.log" 2>&1 ||
-    { cat "$TMP/cmake.log" >&2; exit 1; }
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXB_FUZZ=ON -DXB_BUILD_TESTS=OFF \
+    -DCMAKE_C_FLAGS="-fdebug-prefix-map=$ROOT=." -DCMAKE_CXX_FLAGS="-fdebug-prefix-map=$ROOT=." \
+    >"$TMP/cmake.log" 2>&1 || { cat "$TMP/cmake.log" >&2; exit 1; }
 fi
 log "building ${targets[*]}"
+build_start=$SECONDS
 cmake --build "$BUILD" --target "${targets[@]}" >"$TMP/build.log" 2>&1 ||
   { tail -n 40 "$TMP/build.log" >&2; exit 1; }
+log "built in $((SECONDS - build_start)) s"
 
 # ---------------------------------------------------------------------------------------------
 # Seed corpora. Layouts are described at the top of each target's .cc.
@@ -104,7 +129,19 @@ seed_auth_token() {
   # {"alg":"none"} . {} . (empty)
   printf '\x00\x00eyJhbGciOiJub25lIn0.e30.' >"$d/alg_none"
   printf '\x00\x00Basic abc' >"$d/basic"
+  # Tokens whose kid and alg select each key of the target's fixed set, with a signature of the
+  # algorithm's length (bytes 0, 1, 2, ...), so Verify runs.
+  local claims=eyJleHAiOjE4MDAwMDAwMDAsImF1ZCI6ImEiLCJpc3MiOiJpIiwic2NvcGUiOiJzIHQifQ
+  local sig64=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0-Pw
+  local sig96=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0-P0BBQkNERUZHSElKS0xNTk9QUVJTVFVWV1hZWltcXV5f
+  local sig256=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0-P0BBQkNERUZHSElKS0xNTk9QUVJTVFVWV1hZWltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6e3x9fn-AgYKDhIWGh4iJiouMjY6PkJGSk5SVlpeYmZqbnJ2en6ChoqOkpaanqKmqq6ytrq-wsbKztLW2t7i5uru8vb6_wMHCw8TFxsfIycrLzM3Oz9DR0tPU1dbX2Nna29zd3t_g4eLj5OXm5-jp6uvs7e7v8PHy8_T19vf4-fr7_P3-_w
+  printf '\x00\x00eyJhbGciOiJFUzI1NiIsImtpZCI6ImVzMjU2In0.%s.%s' "$claims" "$sig64" >"$d/es256_kid"
+  printf '\x00\x00eyJhbGciOiJFUzM4NCIsImtpZCI6ImVzMzg0In0.%s.%s' "$claims" "$sig96" >"$d/es384_kid"
+  printf '\x00\x00eyJhbGciOiJSUzI1NiIsImtpZCI6InJzMjU2In0.%s.%s' "$claims" "$sig256" >"$d/rs256_kid"
+  printf '\x00\x00eyJhbGciOiJFZERTQSJ9.%s.%s' "$claims" "$sig64" >"$d/eddsa_no_kid"
   printf '\x01\x00{"keys":[{"alg":"EdDSA","kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"},{"alg":"ES256","kty":"EC","crv":"P-256","x":"AA","y":"AA"},{"kty":"RSA","n":"AQAB","e":"AQAB","alg":"RS256"}]}' >"$d/jwks"
+  # Two of the target's fixed keys; byte 1 (64) is the length of the signature tried on each.
+  printf '\x01\x40%s' '{"keys":[{"kty":"EC","crv":"P-256","alg":"ES256","kid":"es256","x":"RXR6NUDd99G644oMWWKIHP4MFubQuh3OdtMHBPEV36k","y":"Ar7D_Arv3JDKaT1aledaGLr3guH7lpJ7SbIcCnaRYxM"},{"kty":"OKP","crv":"Ed25519","alg":"EdDSA","kid":"eddsa","x":"CMBnIBIssVY0L2qnGEHKN78ByWQQi2z-gdTaO6k4NjA"}]}' >"$d/jwks_signature_64"
 }
 
 # Identity-update seeds: the VALIDATION.md 8.2 identity log (VALIDATION-vectors.json, identity_log),
@@ -203,46 +240,182 @@ seed_mls_message() {
   { printf '\x02'; unhex "00010002401000112233445566778899aabbccddeeff0000000000000005010001010102"; } >"$d/neg_nonminimal_varint"
 }
 
+# HTTP/1.1 seeds. Byte 0: body limit (0: the server's, 1: 0, 2: 1, 3: 7, 4: 100, 5: 4096);
+# byte 1: how the fake exchanges answer (bits 0-1: at request end, at once, after the first body
+# bytes; bit 2: streaming; bit 3: left open; bits 4-7: body size); byte 2: bytes already read
+# while sniffing; byte 3: chunk-size count, sizes; the connection's bytes.
+seed_http1_request() {
+  local d="$1"
+  local web='Content-Type: application/grpc-web+proto\r\n'
+  { printf '\x00\x30\x00\x00'
+    printf "POST /xmtp.backend.v1.QueryService/Query HTTP/1.1\r\nHost: x\r\n${web}"
+    printf 'Content-Length: 5\r\n\r\n\x00\x00\x00\x00\x00'; } >"$d/content_length"
+  { printf '\x00\x10\x18\x02\x05\x01'
+    printf 'POST /p HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n'
+    printf '3\r\nabc\r\n2;ext=1\r\nde\r\n0\r\nX-Trailer: t\r\n\r\n'
+    printf 'GET / HTTP/1.1\r\nConnection: close\r\n\r\n'; } >"$d/chunked_then_pipelined"
+  { printf '\x04\x02\x00\x03\x07\x01\x00'
+    printf 'POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1000\r\n'
+    printf 'a%.0s' $(seq 200); } >"$d/chunked_over_limit"
+  { printf '\x03\x00\x00\x00'
+    printf 'POST /p HTTP/1.1\r\nContent-Length: 100\r\n\r\n0123456789'; } >"$d/content_length_over_limit"
+  { printf '\x00\x01\x00\x00'
+    printf 'OPTIONS /p HTTP/1.1\r\nOrigin: https://a\r\nAccess-Control-Request-Method: POST\r\n\r\n'
+    printf 'POST /p HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc'; } >"$d/early_answer"
+  { printf '\x00\x5c\x08\x00'
+    printf "POST /xmtp.backend.v1.SubscriptionService/SubscribeStatic HTTP/1.1\r\n${web}"
+    printf 'Content-Length: 0\r\n\r\n'; } >"$d/streaming_left_open"
+  { printf '\x00\x04\x00\x00'
+    printf 'POST /p HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n'; } >"$d/chunk_size_overflow"
+  { printf '\x00\x00\x40\x00'
+    printf 'GET / HTTP/1.1\r\nX-Big: '; printf 'v%.0s' $(seq 17000); printf '\r\n\r\n'; } >"$d/header_over_limit"
+  { printf '\x00\x00\x00\x00'
+    printf 'GET / HTTP/1.0\r\n\r\nGET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab'; } >"$d/http10_and_duplicate_length"
+}
+
+# Protobuf helpers for the message seeds (hex in, hex out; field numbers below 16).
+varint() {
+  local n=$1 out=""
+  while ((n >= 128)); do out+=$(printf '%02x' $(((n & 127) | 128))); n=$((n >> 7)); done
+  printf '%s%02x' "$out" "$n"
+}
+pb_bytes() { printf '%02x%s%s' $(($1 << 3 | 2)) "$(varint $((${#2} / 2)))" "$2"; }  # FIELD HEX
+pb_int() { printf '%02x%s' $(($1 << 3)) "$(varint "$2")"; }                          # FIELD N
+ascii() { printf '%s' "$1" | xxd -p | tr -d '\n'; }
+repeat() { local out="" i; for ((i = 0; i < $2; i++)); do out+="$1"; done; printf '%s' "$out"; }
+# The payload of seed file FILE after its first SKIP steering bytes, as hex.
+payload_hex() { tail -c +$(($2 + 1)) "$1" | xxd -p | tr -d '\n'; }
+
+# Request-message seeds (API.md 2.1). Byte 0: the request type, in the order of kRequests in
+# tests/fuzz/request_message_fuzz.cc; the rest is the message. The payloads of the publish seeds
+# are the VALIDATION.md vectors of the targets above.
+seed_request_message() {
+  local d="$1" ref="$TMP/ref"
+  mkdir -p "$ref/kp" "$ref/id" "$ref/mls"
+  seed_key_package "$ref/kp"; seed_identity_update "$ref/id"; seed_mls_message "$ref/mls"
+  local g16=00112233445566778899aabbccddeeff k32=00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
+  local gm="00$g16" welcome="01$k32" inbox="02$k32" kp="03$k32" log="04$g16"
+  tq() { pb_bytes 1 "$(pb_bytes 1 "$1")$(pb_bytes 2 "$(pb_int 1 "$2")")"; }  # TOPIC CURSOR
+  topic() { pb_bytes 1 "$(pb_bytes 1 "$1")"; }
+  local empties; empties=$(repeat 0a00 8192)
+  w() { unhex "$2" >"$d/$1"; }
+  w query "00$(tq "$gm" 5)$(tq "$welcome" 0)$(tq "$log" 9223372036854775807)$(pb_int 2 100)"
+  w query_bad_topics "00$(tq 05ff 0)$(tq "00$k32" 0)$(tq "" 0)"
+  w query_empty_entries "00$empties"
+  w newest "01$(topic "$gm")$(topic "$kp")$(topic "$inbox")$(pb_int 2 1)"
+  w get "02$(pb_int 1 42)"
+  local group_message key_package identity_update welcome_message commit_log
+  group_message=$(pb_bytes 1 "$(pb_bytes 1 "$(payload_hex "$ref/mls/private_commit" 1)")")
+  key_package=$(pb_bytes 3 "$(pb_bytes 1 "$(payload_hex "$ref/kp/minimal" 1)")")
+  identity_update=$(pb_bytes 4 "$(payload_hex "$ref/id/registration" 1)")
+  welcome_message=$(pb_bytes 2 "$(pb_bytes 1 "$(pb_bytes 1 "$k32")$(pb_bytes 2 abcd)$(pb_bytes 3 "$k32")")")
+  commit_log=$(pb_bytes 5 "$(pb_bytes 1 "$(pb_bytes 1 "$g16")$(pb_int 2 3)")")
+  w publish "03$(pb_bytes 1 "$group_message")$(pb_bytes 1 "$key_package")$(pb_bytes 1 "$welcome_message")"
+  w publish_identity_and_log "03$(pb_bytes 1 "$identity_update")$(pb_bytes 1 "$commit_log")"
+  w publish_empty_envelopes "03$empties"
+  w subscribe_update "04$(pb_bytes 1 "$(pb_int 1 1)$(tq "$gm" 0)$(pb_bytes 3 "$(pb_bytes 1 "$welcome")")")"
+  w subscribe_ping "04$(pb_bytes 2 "$(pb_int 1 7)")"
+  w subscribe_pong "04$(pb_bytes 3 "$(pb_int 1 7)")"
+  w subscribe_static "05$(tq "$gm" 3)$(tq "$inbox" 0)"
+  # identifier_kind -1 as a 5-byte varint: re-encoded in 10 bytes.
+  w get_inbox_ids_negative_kind "06$(pb_bytes 1 "10ffffffff0f")"
+  w get_inbox_ids "06$(pb_bytes 1 "$(pb_bytes 1 "$(ascii 0x34dd95109b587ca90778cde5e2dd87e022453699)")$(pb_int 2 1)")$(pb_bytes 1 "$(pb_bytes 1 "$(ascii 03a1)")$(pb_int 2 2)")"
+  w verify_scw "07$(pb_bytes 1 "$(pb_bytes 1 "$(ascii eip155:1:0x34dd95109b587ca90778cde5e2dd87e022453699)")$(pb_int 2 100)$(pb_bytes 3 "$k32")$(pb_bytes 4 00)")"
+  w get_configuration "08"
+  w register "09$(pb_bytes 1 "$k32")$(pb_bytes 2 "$k32")$(pb_bytes 5 "$(pb_bytes 1 "$(ascii https://push.example)")")"
+  w unregister "0a$(pb_bytes 1 "$k32")$(pb_bytes 2 "$k32")"
+  w update_subscriptions "0b$(pb_bytes 1 "$k32")$(pb_bytes 3 "$(pb_bytes 1 "$gm")$(pb_int 2 5)$(pb_bytes 3 "$k32$g16${g16:0:20}")$(pb_int 4 1)")$(pb_bytes 4 "$welcome")"
+  w create_upload "0c$(pb_bytes 1 "$k32")$(pb_int 2 1000)"
+  w health_check "0d$(pb_bytes 1 "$(ascii xmtp.backend.v1.QueryService)")"
+  w health_list "0e"
+}
+
+# Envelope seeds (src/validate/envelope_fuzz.cc). Byte 0 % 3: 0 ClientEnvelope, 1 GroupMessage
+# data, 2 key_package_tls_serialized.
+seed_envelope() {
+  local d="$1" f
+  seed_request_message "$TMP/ref/requests"
+  # Each publish seed's envelopes, one per file.
+  local i=0 hex
+  for f in publish publish_identity_and_log; do
+    hex=$(payload_hex "$TMP/ref/requests/$f" 1)
+    while [[ -n "$hex" ]]; do
+      # One field 1 entry: tag 0a, a varint length, the envelope.
+      local rest=${hex:2} len=0 shift=0 byte
+      while :; do
+        byte=$((16#${rest:0:2})); rest=${rest:2}
+        len=$((len | (byte & 127) << shift)); shift=$((shift + 7))
+        ((byte & 128)) || break
+      done
+      unhex "00${rest:0:$((len * 2))}" >"$d/envelope_$i"
+      hex=${rest:$((len * 2))}
+      i=$((i + 1))
+    done
+  done
+  unhex "01$(payload_hex "$TMP/ref/mls/private_commit" 1)" >"$d/group_message"
+  unhex "01$(payload_hex "$TMP/ref/mls/public_remove_proposal" 1)" >"$d/group_message_proposal"
+  unhex "02$(payload_hex "$TMP/ref/kp/xmtp_like" 1)" >"$d/key_package"
+}
+
 # ---------------------------------------------------------------------------------------------
 # Runs
 # ---------------------------------------------------------------------------------------------
+# Largest input libFuzzer may build, per target: room for an HTTP/1.1 head over the 16 KiB
+# header limit and a body, and for request messages of a few thousand small sub-messages.
+max_len() {
+  case "$1" in
+    http1_request_fuzz) echo 40000 ;;
+    request_message_fuzz|envelope_fuzz) echo 65536 ;;
+    *) echo 8192 ;;
+  esac
+}
+
 mkdir -p "$ARTIFACTS"
 failed=0
-summary=()
+rows=()
 for t in "${targets[@]}"; do
-  corpus="$TMP/corpus/$t"
-  mkdir -p "$corpus"
-  case "$t" in
-    frame_decoder_fuzz) seed_frame_decoder "$corpus" ;;
-    grpc_web_fuzz) seed_grpc_web "$corpus" ;;
-    key_package_fuzz) seed_key_package "$corpus" ;;
-    mls_message_fuzz) seed_mls_message "$corpus" ;;
-    identity_update_fuzz) seed_identity_update "$corpus" ;;
-    auth_token_fuzz) seed_auth_token "$corpus" ;;
-  esac
+  if [[ -n "$corpus_root" ]]; then
+    corpus="$corpus_root/$t"
+  else
+    corpus="$TMP/corpus/$t"
+  fi
+  mkdir -p "$corpus" "$TMP/ref/requests"
+  "seed_${t%_fuzz}" "$corpus"
+  env=()
+  if [[ -n "$decode_ratio" && "$t" == request_message_fuzz ]]; then
+    env=(XB_FUZZ_DECODE_RATIO="$decode_ratio")
+  fi
   before=$(ls "$ARTIFACTS" | wc -l)
-  log "running $t for ${seconds} s ($(ls "$corpus" | wc -l) seeds)"
+  log "running $t for ${seconds} s ($(ls "$corpus" | wc -l) inputs in $corpus)"
   rc=0
-  "$BUILD/tests/fuzz/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  env "${env[@]}" "$BUILD/tests/fuzz/$t" -max_total_time="$seconds" -timeout="$UNIT_TIMEOUT_S" \
+    -rss_limit_mb="$RSS_LIMIT_MB" -malloc_limit_mb="$MALLOC_LIMIT_MB" -max_len="$(max_len "$t")" \
     -print_final_stats=1 -artifact_prefix="$ARTIFACTS/$t-" "$corpus" >"$TMP/$t.log" 2>&1 || rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$TMP/$t.log")
-  cov=$(grep -E '^#[0-9]+' "$TMP/$t.log" | tail -n 1 | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[^ ]+' || true)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$TMP/$t.log")
+  last=$(grep -E '^#[0-9]+' "$TMP/$t.log" | tail -n 1 || true)
+  cov=$(grep -oE 'cov: [0-9]+' <<<"$last" | cut -d' ' -f2 || true)
+  ft=$(grep -oE 'ft: [0-9]+' <<<"$last" | cut -d' ' -f2 || true)
+  corp=$(grep -oE 'corp: [0-9]+/[^ ]+' <<<"$last" | cut -d' ' -f2 || true)
   if [[ $rc -ne 0 ]]; then
     failed=1
-    summary+=("$t: CRASH (exit $rc) after ${execs:-?} runs")
+    result="CRASH (exit $rc)"
     log "$t crashed (exit $rc):"
-    grep -E 'ERROR|invariant broken|runtime error|SUMMARY|#[0-9]+ in |Test unit written' \
-      "$TMP/$t.log" | head -n 40 >&2
+    grep -E 'ERROR|invariant broken|runtime error|SUMMARY|decoding .* hold|#[0-9]+ (0x[0-9a-f]+ )?in |Test unit written' \
+      "$TMP/$t.log" | head -n 40 >&2 || true  # head may close the pipe early
     for f in $(ls -t "$ARTIFACTS" | head -n $(($(ls "$ARTIFACTS" | wc -l) - before))); do
-      log "input $ARTIFACTS/$f:"
-      od -An -tx1 -v "$ARTIFACTS/$f" | head -n 16 >&2
+      log "input $ARTIFACTS/$f ($(stat -c %s "$ARTIFACTS/$f") bytes):"
+      od -An -tx1 -v "$ARTIFACTS/$f" | head -n 16 >&2 || true
     done
   else
-    summary+=("$t: ok, ${execs:-?} runs in ${seconds} s, ${cov:-no stats}")
+    result=ok
   fi
+  rows+=("$(printf '%-22s %10s %8s %7s %8s %14s  %s' "$t" "${execs:-?}" "${rate:-?}" \
+    "${cov:-?}" "${ft:-?}" "${corp:-?}" "$result")")
 done
 
 echo
-echo "== fuzz results (clang-14, -fsanitize=fuzzer,address,undefined)"
-printf '%s\n' "${summary[@]}"
+echo "== fuzz results: ${seconds} s per target (clang-14, -fsanitize=fuzzer,address,undefined)"
+printf '%-22s %10s %8s %7s %8s %14s  %s\n' target runs execs/s cov ft corpus result
+printf '%s\n' "${rows[@]}"
 exit "$failed"
