@@ -75,6 +75,50 @@ class GoodClient:
             statistics.median(xs), p99, len(xs), self.failures)
 
 
+class RssSampler:
+    """Samples the server's anonymous and file-backed RSS every 20 ms and keeps their maxima:
+    VmHWM counts the SQLite database pages the server maps (page cache) as well."""
+
+    def __init__(self, pid):
+        self.pid = pid
+        self.anon = 0
+        self.file = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                with open("/proc/%d/status" % self.pid) as f:
+                    for line in f:
+                        if line.startswith("RssAnon:"):
+                            self.anon = max(self.anon, int(line.split()[1]) * 1024)
+                        elif line.startswith("RssFile:"):
+                            self.file = max(self.file, int(line.split()[1]) * 1024)
+            except OSError:
+                return
+            time.sleep(0.02)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def summary(self):
+        return "peak anon %d MiB, file %d MiB" % (self.anon // MIB, self.file // MIB)
+
+
+def anon_now(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
 def measure_quiet(server, seconds):
     with GoodClient(server.target) as good:
         time.sleep(seconds)
@@ -107,14 +151,16 @@ def case_response_load(args, server, body, clients):
     pid = server.proc.pid
     T.reset_peak_rss(pid)
     before = T.rss_bytes(pid)
-    with tempfile.TemporaryDirectory() as tmp, GoodClient(server.target) as good:
+    with tempfile.TemporaryDirectory() as tmp, GoodClient(server.target) as good, \
+            RssSampler(pid) as sampled:
         summary = h2load_queries(server, query_body_file(tmp, body), clients, 100)
     peak = T.peak_rss_bytes(pid)
     after = rss_after(server, args.settle)
     print("  %d connection(s) x 100 concurrent 24 MB Queries, every byte read: %s" %
           (clients, "; ".join(summary)))
-    print("    RSS before %d MiB, peak %d MiB, after %d MiB; good client: %s" %
-          (before // MIB, peak // MIB, after // MIB, good.summary()))
+    print("    RSS before %d MiB, peak %d MiB (%s), after %d MiB (anon %d MiB); good client: %s" %
+          (before // MIB, peak // MIB, sampled.summary(), after // MIB, anon_now(pid) // MIB,
+           good.summary()))
 
 
 def case_stalled(args, server, body, headers, what):

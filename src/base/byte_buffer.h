@@ -63,9 +63,11 @@ class ByteBuffer {
     return live_begin;
   }
 
-  // Blocks from this size up are cached, at most kMaxCachedBytes per thread.
+  // Blocks from this size up are cached, at most kMaxCachedBytes per thread (also the largest
+  // block kept: a unary response of 24 MB takes a 32 MiB block, which is freed, not held by the
+  // thread after the load that made it).
   static constexpr size_t kMinCachedBlock = size_t{64} << 10;
-  static constexpr size_t kMaxCachedBytes = size_t{32} << 20;
+  static constexpr size_t kMaxCachedBytes = size_t{16} << 20;
   // The unit of a Pages::kHuge buffer's blocks: one x86-64 huge page.
   static constexpr size_t kHugePageBytes = size_t{2} << 20;
 
