@@ -112,11 +112,7 @@ class RssSampler:
 
 
 def anon_now(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("RssAnon:"):
-                return int(line.split()[1]) * 1024
-    return 0
+    return T.proc_status_bytes(pid, "RssAnon")
 
 
 def measure_quiet(server, seconds):

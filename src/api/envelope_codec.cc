@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "base/varint.h"
+
 namespace xb::api {
 
 namespace v1 = xmtp::backend::v1;
@@ -23,15 +25,6 @@ bool ToWire(const store::StoredEnvelope& row, v1::ServerEnvelope* out) {
 }
 
 namespace {
-
-size_t VarintBytes(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
 
 // Writes into a caller's buffer that is known to be large enough.
 class Cursor {
@@ -70,16 +63,16 @@ size_t WriteServerEnvelopeHead(const store::StoredEnvelopeView& row, char* head)
   const auto id = static_cast<uint64_t>(m.sequence_id);
   const auto server_ns = static_cast<uint64_t>(m.server_ns);
   const auto expiry_ns = static_cast<uint64_t>(m.expiry_ns);
-  const size_t cursor_bytes = id == 0 ? 0 : 1 + VarintBytes(id);
-  const size_t hash_bytes = 1 + VarintBytes(m.message_hash.size()) + m.message_hash.size();
-  const size_t topic_bytes = m.topic.empty() ? 0 : 1 + VarintBytes(m.topic.size()) + m.topic.size();
-  const size_t meta_bytes = 1 + VarintBytes(cursor_bytes) + cursor_bytes +
-                            (server_ns == 0 ? 0 : 1 + VarintBytes(server_ns)) + 1 +
-                            VarintBytes(hash_bytes) + hash_bytes + 1 + VarintBytes(topic_bytes) +
-                            topic_bytes + (expiry_ns == 0 ? 0 : 1 + VarintBytes(expiry_ns)) +
+  const size_t cursor_bytes = id == 0 ? 0 : 1 + VarintSize(id);
+  const size_t hash_bytes = 1 + VarintSize(m.message_hash.size()) + m.message_hash.size();
+  const size_t topic_bytes = m.topic.empty() ? 0 : 1 + VarintSize(m.topic.size()) + m.topic.size();
+  const size_t meta_bytes = 1 + VarintSize(cursor_bytes) + cursor_bytes +
+                            (server_ns == 0 ? 0 : 1 + VarintSize(server_ns)) + 1 +
+                            VarintSize(hash_bytes) + hash_bytes + 1 + VarintSize(topic_bytes) +
+                            topic_bytes + (expiry_ns == 0 ? 0 : 1 + VarintSize(expiry_ns)) +
                             (m.is_commit_or_proposal ? 2 : 0);
   const size_t head_bytes =
-      1 + VarintBytes(meta_bytes) + meta_bytes + 1 + VarintBytes(row.payload.size());
+      1 + VarintSize(meta_bytes) + meta_bytes + 1 + VarintSize(row.payload.size());
   // A topic is at most 128 bytes (STORE.md 2.1), so the head fits easily; anything else is a
   // broken invariant of the store.
   if (head_bytes > kMaxServerEnvelopeHead) {

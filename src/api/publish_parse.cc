@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "base/varint.h"
 #include "validate/canonical.h"
 #include "validate/envelope.h"
 #include "validate/wire_fields.h"
@@ -16,15 +17,6 @@ namespace v1 = xmtp::backend::v1;
 namespace {
 
 constexpr uint32_t kEnvelopesField = 1;  // PublishRequest.envelopes
-
-size_t VarintBytes(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
 
 store::RetentionClass RetentionOf(const validate::ParsedEnvelope& e) {
   switch (e.kind) {
@@ -80,7 +72,7 @@ class Reader {
     out_.item_of.push_back(0);
     const size_t canonical = validate::CanonicalSize(envelope);
     // Step 1 (API.md 3.4), on what was read so far: the re-encoded request only grows.
-    canonical_request_ += 1 + VarintBytes(canonical) + canonical;
+    canonical_request_ += 1 + VarintSize(canonical) + canonical;
     if (canonical_request_ > limits_.max_request_bytes) {
       out_.too_large = "the publish request is too large";
       return false;

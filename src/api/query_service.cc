@@ -8,6 +8,7 @@
 #include "api/envelope_codec.h"
 #include "api/request_bounds.h"
 #include "api/store_status.h"
+#include "base/varint.h"
 #include "rpc/unary.h"
 #include "validate/topic.h"
 
@@ -27,27 +28,13 @@ Status CheckCursor(uint64_t cursor) {
   return Status::Ok();
 }
 
-size_t VarintBytes(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
-
 // A length-delimited field of `length` bytes with a one-byte tag, as it is on the wire.
-size_t FieldBytes(size_t length) { return 1 + VarintBytes(length) + length; }
+size_t FieldBytes(size_t length) { return 1 + VarintSize(length) + length; }
 
 // Writes a one-byte tag and `length`; the field's bytes follow. Returns where they go.
 char* PutFieldHeader(char* at, uint8_t tag, uint64_t length) {
   *at++ = static_cast<char>(tag);
-  while (length >= 0x80) {
-    *at++ = static_cast<char>((length & 0x7f) | 0x80);
-    length >>= 7;
-  }
-  *at++ = static_cast<char>(length);
-  return at;
+  return PutVarint(at, length);
 }
 
 char* PutBytes(char* at, std::string_view bytes) {

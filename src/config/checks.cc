@@ -7,6 +7,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "base/varint.h"
 #include "config/config_error.h"
 #include "config/database_url.h"
 #include "config/semver.h"
@@ -218,16 +219,6 @@ Status CheckChains(const std::map<std::string, std::string>& chains) {
   return Status::Ok();
 }
 
-// The length of the protobuf varint encoding of `value`.
-uint64_t VarintLength(uint64_t value) {
-  uint64_t length = 1;
-  while (value >= 0x80) {
-    value >>= 7;
-    ++length;
-  }
-  return length;
-}
-
 Status CheckLimits(const LimitsConfig& l) {
   XB_RETURN_IF_ERROR(CheckRange("limits.max_envelope_bytes", l.max_envelope_bytes, 1, kNoMax));
   // implements: CONF-008
@@ -287,7 +278,7 @@ Status CheckLimits(const LimitsConfig& l) {
   uint64_t envelope = l.max_envelope_bytes;
   if (envelope + kEnvelopeOverhead > l.max_response_bytes ||
       envelope + kEnvelopeOverhead > kFrameBytes ||
-      envelope + 1 + VarintLength(envelope) > l.max_request_bytes) {
+      envelope + 1 + VarintSize(envelope) > l.max_request_bytes) {
     return ConfigError("limits.max_envelope_bytes",
                        "an envelope of this size would not fit limits.max_response_bytes, a 2 MiB "
                        "stream frame, or limits.max_request_bytes (OPS-021)");

@@ -4,23 +4,6 @@
 
 namespace xb::fanout {
 
-size_t VarintSize(uint64_t value) {
-  size_t n = 1;
-  while (value >= 0x80) {
-    value >>= 7;
-    ++n;
-  }
-  return n;
-}
-
-void AppendVarint(std::string& out, uint64_t value) {
-  while (value >= 0x80) {
-    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
-    value >>= 7;
-  }
-  out.push_back(static_cast<char>(value));
-}
-
 namespace {
 
 size_t EntrySize(size_t envelope_bytes) { return 1 + VarintSize(envelope_bytes) + envelope_bytes; }

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/varint.h"
+
 namespace xb::fanout {
 
 inline constexpr size_t kMaxVarintBytes = 10;
@@ -59,8 +61,5 @@ class MessagesFrame {
   std::vector<std::string_view> envelopes_;
   size_t body_bytes_ = 0;  // the Messages message: repeated field 1 entries
 };
-
-size_t VarintSize(uint64_t value);
-void AppendVarint(std::string& out, uint64_t value);
 
 }  // namespace xb::fanout

@@ -28,12 +28,17 @@ def server_config(server_keys="", extra=""):
         'log_format = "json"\n', 'log_format = "json"\n' + server_keys)
 
 
-def rss_bytes(pid):
+def proc_status_bytes(pid, field):
+    """A memory line of /proc/PID/status (VmRSS, VmHWM, RssAnon...), in bytes."""
     with open("/proc/%d/status" % pid) as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) * 1024
     return 0
+
+
+def rss_bytes(pid):
+    return proc_status_bytes(pid, "VmRSS")
 
 
 def publish_big_topic(server, gid):
@@ -107,11 +112,7 @@ def reset_peak_rss(pid):
 
 
 def peak_rss_bytes(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    return 0
+    return proc_status_bytes(pid, "VmHWM")
 
 
 class StalledResponseTest(unittest.TestCase):
