@@ -204,9 +204,11 @@ std::string NewestResultHead(const store::StoredEnvelope& row) {
   return result.SerializeAsString();
 }
 
-// implements: API-244 — one result per distinct topic that has a visible envelope.
-Status WriteNewest(const ApiContext& ctx, std::vector<store::StoredEnvelope>& rows, bool full,
-                   rpc::Call& call) {
+// implements: API-244 — one result per distinct topic that has a visible envelope. Encoded on
+// the DB pool thread that read the rows, as a Query page is.
+EncodedPage EncodeNewest(std::vector<store::StoredEnvelope>& rows, bool full,
+                         uint64_t max_response_bytes) {
+  EncodedPage out;
   std::vector<std::string> heads;
   heads.reserve(rows.size());
   uint64_t size = 0;
@@ -214,23 +216,23 @@ Status WriteNewest(const ApiContext& ctx, std::vector<store::StoredEnvelope>& ro
     heads.push_back(NewestResultHead(row));
     size += FieldBytes(heads.back().size() + (full ? FieldBytes(row.payload.size()) : 0));
   }
-  if (size > ctx.limits.max_response_bytes) {
-    return OverResponseBudget();
+  if (size > max_response_bytes) {
+    out.over_budget = true;
+    return out;
   }
-  Status queued = call.WriteNowInPlace(size, [&](char* at) {
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const size_t envelope = full ? FieldBytes(rows[i].payload.size()) : 0;
-      at = PutFieldHeader(at, 0x0a, heads[i].size() + envelope);  // results = 1
-      at = PutBytes(at, heads[i]);
-      if (full) {
-        at = PutFieldHeader(at, 0x1a, rows[i].payload.size());  // Result.envelope = 3
-        at = PutBytes(at, rows[i].payload);
-        std::string().swap(rows[i].payload);
-      }
+  out.message.resize(size);
+  char* at = out.message.data();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const size_t envelope = full ? FieldBytes(rows[i].payload.size()) : 0;
+    at = PutFieldHeader(at, 0x0a, heads[i].size() + envelope);  // results = 1
+    at = PutBytes(at, heads[i]);
+    if (full) {
+      at = PutFieldHeader(at, 0x1a, rows[i].payload.size());  // Result.envelope = 3
+      at = PutBytes(at, rows[i].payload);
+      std::string().swap(rows[i].payload);
     }
-  });
-  call.TrimReservation(size + rpc::kFrameHeaderBytes);
-  return queued;
+  }
+  return out;
 }
 
 asio::awaitable<Status> QueryNewest(const ApiContext& ctx, const v1::QueryNewestRequest& request,
@@ -249,21 +251,30 @@ asio::awaitable<Status> QueryNewest(const ApiContext& ctx, const v1::QueryNewest
       topics.push_back(t.topic());
     }
   }
-  std::vector<store::StoredEnvelope> rows;
-  if (!topics.empty()) {
-    const uint64_t worst = full ? WorstResponseMemory(ctx.limits, topics.size())
-                                : 2 * topics.size() * (kMaxServerEnvelopeHead + 16);
-    XB_RETURN_IF_ERROR_CO(co_await call.ReserveResponse(worst));
-    auto result_job = [store = ctx.store, topics = std::move(topics), full] {
-      return store->Newest(topics, full);
-    };
-    auto result = co_await ctx.db->Run(std::move(result_job), call.ended_flag());
-    if (auto* error = std::get_if<store::StoreError>(&result)) {
-      co_return StoreErrorStatus(*error, ctx);
-    }
-    rows = std::move(std::get<std::vector<store::StoredEnvelope>>(result));
+  if (topics.empty()) {
+    co_return QueueEncoded(std::string(), call);
   }
-  co_return WriteNewest(ctx, rows, full, call);
+  const uint64_t worst = full ? WorstResponseMemory(ctx.limits, topics.size())
+                              : 2 * topics.size() * (kMaxServerEnvelopeHead + 16);
+  XB_RETURN_IF_ERROR_CO(co_await call.ReserveResponse(worst));
+  auto result_job = [store = ctx.store, topics = std::move(topics), full,
+                     max_bytes =
+                         ctx.limits.max_response_bytes]() -> store::StoreResult<EncodedPage> {
+    auto read = store->Newest(topics, full);
+    if (auto* error = std::get_if<store::StoreError>(&read)) {
+      return std::move(*error);
+    }
+    return EncodeNewest(std::get<std::vector<store::StoredEnvelope>>(read), full, max_bytes);
+  };
+  auto result = co_await ctx.db->Run(std::move(result_job), call.ended_flag());
+  if (auto* error = std::get_if<store::StoreError>(&result)) {
+    co_return StoreErrorStatus(*error, ctx);
+  }
+  auto& encoded = std::get<EncodedPage>(result);
+  if (encoded.over_budget) {
+    co_return OverResponseBudget();
+  }
+  co_return QueueEncoded(std::move(encoded.message), call);
 }
 
 asio::awaitable<Status> Get(const ApiContext& ctx, const v1::GetRequest& request, rpc::Call& call) {
