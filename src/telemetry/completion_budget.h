@@ -50,6 +50,7 @@ class CompletionBudget {
 
   // Summarizes once per interval on `executor` until Stop. Stop must run on that executor (or
   // after it stopped running); the caller summarizes once more after the last request completed.
+  // The executor's context must outlive this object (the timer is destroyed with it).
   void Start(boost::asio::any_io_executor executor);
   void Stop();
 

@@ -88,10 +88,10 @@ TEST(CompletionBudgetTest, SummarisesEachIntervalUntilStopped) {
   Capture capture;
   Logger logger(capture.Options(LogLevel::kInfo));
   Metrics metrics("v");
+  boost::asio::io_context io{1};  // outlives the budget, whose timer it serves
   CompletionBudget budget(
       logger, metrics,
       {.budget = {.lines_per_interval = 0, .interval = milliseconds(5)}, .identifier = "x"});
-  boost::asio::io_context io{1};
   budget.Start(io.get_executor());
   EXPECT_FALSE(budget.Admit(Clock::now()));
   // Run until the first summary was written (the timer fires within an interval).
