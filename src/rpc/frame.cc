@@ -51,11 +51,18 @@ Status FrameDecoder::Feed(std::string_view data, std::vector<std::string>& out) 
       in_payload_ = true;
       remaining_ = length;
       payload_.clear();
-      // Reserve what a small message needs; a large one grows as its bytes arrive, so a header
-      // alone never commits memory for a budget-sized message.
+      // Reserve what a small message needs: a header alone never reserves a budget-sized
+      // message.
       payload_.reserve(std::min<size_t>(length, kInitialReserve));
     }
     const size_t take = std::min(remaining_, data.size());
+    if (payload_.size() + take > payload_.capacity()) {
+      // Past the first 64 KiB the sender is sending: reserve the declared rest at once. Growing
+      // by doubling copied the message again at each step, the last copy (16 MB of a 26 MB
+      // message, into pages never touched) stalling the I/O thread for tens of milliseconds;
+      // reserved pages become resident only as the bytes arrive.
+      payload_.reserve(payload_.size() + remaining_);
+    }
     payload_.append(data.data(), take);
     data.remove_prefix(take);
     remaining_ -= take;
