@@ -24,6 +24,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "base/thread_priority.h"
+
 namespace xb::api {
 
 class CpuPool {
@@ -57,6 +59,7 @@ class CpuPool {
           }
           boost::asio::post(pool_, [this, handler = std::move(handler), job = std::move(job),
                                     caller = std::move(caller)]() mutable {
+            LowerPoolThreadPriorityOnce();
             if (stopping_.load(std::memory_order_acquire)) {
               admitted_.fetch_sub(1, std::memory_order_relaxed);
               return;  // `handler` goes with this lambda: the caller unwinds on its executor

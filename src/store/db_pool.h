@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "base/cancel_flag.h"
+#include "base/thread_priority.h"
 
 namespace xb::store {
 
@@ -49,6 +50,7 @@ class DbPool {
           boost::asio::post(
               pool_, [this, handler = std::move(handler), job = std::move(job),
                       caller = std::move(caller), cancel = std::move(cancel)]() mutable {
+                LowerPoolThreadPriorityOnce();
                 if (stopping_.load(std::memory_order_acquire) ||
                     (cancel && cancel->load(std::memory_order_acquire))) {
                   return;  // `handler` goes with this lambda: the caller unwinds on its executor
