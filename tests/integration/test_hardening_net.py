@@ -101,7 +101,10 @@ class H2Client:
     def flush(self):
         data = self.conn.data_to_send()
         if data:
-            self.sock.sendall(data)
+            try:
+                self.sock.sendall(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the server ended the connection: what it sent first is still read
 
     def pump(self, timeout):
         """Reads what arrives within `timeout`; returns the new events."""
