@@ -10,6 +10,9 @@ namespace asio = boost::asio;
 
 namespace {
 
+// Request bytes a call holds before they count against the response memory bounds.
+constexpr uint64_t kUnchargedRequestBytes = 64 * 1024;
+
 // A streaming handler waits above this many queued response bytes (a slow client).
 constexpr size_t kOutboundHighWater = 4 * 1024 * 1024;
 
@@ -149,6 +152,10 @@ std::string Call::TakeMessage() {
   if (next_message_ == messages_.size()) {
     messages_.clear();
     next_message_ = 0;
+  }
+  queued_message_bytes_ -= std::min<uint64_t>(queued_message_bytes_, message.size());
+  if (streaming()) {
+    ChargeRequestMemory();  // gives back what the handler now holds (it only shrinks here)
   }
   return message;
 }
@@ -424,10 +431,48 @@ void Call::TrimReservation(uint64_t bytes) {
 }
 
 void Call::GiveBackReservation() {
-  if (options_.budget != nullptr && reserved_ > 0) {
-    options_.budget->Give(options_.connection, reserved_);
+  if (options_.budget != nullptr && reserved_ + request_charged_ > 0) {
+    options_.budget->Give(options_.connection, reserved_ + request_charged_);
     reserved_ = 0;
+    request_charged_ = 0;
   }
+}
+
+uint64_t Call::HeldRequestBytes() const {
+  return streaming() ? decoder_.buffered() + queued_message_bytes_ : request_bytes_;
+}
+
+bool Call::ChargeRequestMemory() {
+  ResponseBudget* budget = options_.budget;
+  if (budget == nullptr || completed_) {
+    return true;
+  }
+  // implements: issue 28 — request bodies count against the response memory bounds: 100 streams
+  // of 26 MB uploads, or large requests queued for the CPU pool, held gigabytes per connection.
+  // A small request is not charged (at most max_http2_streams x this per connection).
+  const uint64_t held = HeldRequestBytes();
+  const uint64_t target = held > kUnchargedRequestBytes ? held : 0;
+  if (target < request_charged_) {
+    budget->Give(options_.connection, request_charged_ - target);
+    request_charged_ = target;
+    return true;
+  }
+  if (target == request_charged_) {
+    return true;
+  }
+  if (!budget->TryTakeNow(options_.connection, target - request_charged_,
+                          reserved_ + request_charged_)) {
+    Finish(Status(StatusCode::kResourceExhausted,
+                  "the server's request memory is in use; retry later"));
+    // What was received is dropped now; the charge goes back when the call completes.
+    decoder_ = FrameDecoder(options_.max_request_bytes);
+    messages_.clear();
+    next_message_ = 0;
+    queued_message_bytes_ = 0;
+    return false;
+  }
+  request_charged_ = target;
+  return true;
 }
 
 void Call::OnRequestBody(std::string_view bytes) {
@@ -448,6 +493,12 @@ void Call::OnRequestBody(std::string_view bytes) {
   }
   if (!status.ok()) {
     Finish(std::move(status));
+    return;
+  }
+  for (size_t i = before; i < messages_.size(); ++i) {
+    queued_message_bytes_ += messages_[i].size();
+  }
+  if (!ChargeRequestMemory()) {
     return;
   }
   if (messages_.size() != before) {

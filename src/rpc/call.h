@@ -51,7 +51,8 @@ struct CallOptions {
   uint64_t max_request_bytes = 0;  // per request message (wire length)
   CallObserver* observer = nullptr;
   const void* connection = nullptr;  // net::RequestHead::connection
-  // The worker's response memory (ReserveResponse); nullptr: unbounded.
+  // The worker's response memory (ReserveResponse, and request bodies over 64 KiB); nullptr:
+  // unbounded.
   ResponseBudget* budget = nullptr;
 };
 
@@ -267,6 +268,13 @@ class Call final : public net::Exchange,
   void OnDeadline();
   void MarkEnded();
   void GiveBackReservation();
+  // The request bytes this call holds: a unary call everything it received, until it ends (its
+  // handler may still hold the body, e.g. queued on the CPU pool); a streaming call the frame in
+  // progress and the messages not taken yet.
+  uint64_t HeldRequestBytes() const;
+  // Charges what HeldRequestBytes() passes kUnchargedRequestBytes by (or gives back what it no
+  // longer holds); false when it does not fit, and the call has then ended RESOURCE_EXHAUSTED.
+  bool ChargeRequestMemory();
 
   Clock::time_point started_at_;
   boost::asio::any_io_executor executor_;
@@ -299,6 +307,10 @@ class Call final : public net::Exchange,
   // Response memory held (ResponseBudget), and a reservation granted while waiting.
   uint64_t reserved_ = 0;
   bool granted_ = false;
+  // Request bytes charged to the same budget (ChargeRequestMemory), and the bytes of received
+  // messages the handler has not taken yet.
+  uint64_t request_charged_ = 0;
+  uint64_t queued_message_bytes_ = 0;
 };
 
 }  // namespace xb::rpc

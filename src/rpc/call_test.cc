@@ -9,6 +9,7 @@
 
 #include "rpc/frame.h"
 #include "rpc/grpc_web.h"
+#include "rpc/response_budget.h"
 #include "rpc/unary.h"
 
 namespace xb::rpc {
@@ -111,6 +112,67 @@ TEST(Call, OversizedRequestFinishesOutOfRangeBeforeTheHandler) {
   EXPECT_EQ(call->final_status().code(), StatusCode::kOutOfRange);
   const std::string out = Fixture::Drain(*call);
   EXPECT_NE(out.find("grpc-status: 11"), std::string::npos);
+}
+
+std::shared_ptr<Call> MakeBudgeted(Fixture& f, ResponseBudget& budget, const void* connection,
+                                   CallKind kind = CallKind::kUnary) {
+  return std::make_shared<Call>(
+      CallOptions{.route = &telemetry::LookupRoute("/grpc.health.v1.Health/Check"),
+                  .dialect = Dialect::kGrpc,
+                  .kind = kind,
+                  .request_id = "00000000-0000-4000-8000-000000000000",
+                  .max_request_bytes = 8 << 20,
+                  .observer = &f.observer,
+                  .connection = connection,
+                  .budget = &budget},
+      f.io.get_executor(), [&f] { ++f.wakes; });
+}
+
+// Issue 28: request bodies over 64 KiB count against the response memory bounds while their call
+// lives; one beside others that does not fit ends RESOURCE_EXHAUSTED, a call alone always fits,
+// and a completed call gives its bytes back.
+TEST(CallRequestMemory, LargeBodiesAreChargedUntilTheCallCompletes) {
+  Fixture f;
+  ResponseBudget budget({.worker_bytes = 1 << 20, .connection_bytes = 1 << 20});
+  const int connection = 0;
+  std::string frame;
+  AppendFrame(frame, std::string(600 << 10, 'x'));  // 600 KiB
+  auto first = MakeBudgeted(f, budget, &connection);
+  first->OnRequestBody(frame.substr(0, 32 << 10));
+  EXPECT_EQ(budget.held(), 0u);  // small so far: not charged
+  first->OnRequestBody(frame.substr(32 << 10));
+  EXPECT_FALSE(first->finished());
+  EXPECT_EQ(budget.held(), frame.size());
+  auto second = MakeBudgeted(f, budget, &connection);
+  second->OnRequestBody(frame);  // 600 KiB more does not fit the 1 MiB beside the first
+  EXPECT_TRUE(second->finished());
+  EXPECT_EQ(second->final_status().code(), StatusCode::kResourceExhausted);
+  second->OnResponseComplete();
+  EXPECT_EQ(budget.held(), frame.size());  // the refused call's charge is back
+  first->Finish(Status::Ok());
+  first->OnResponseComplete();
+  EXPECT_EQ(budget.held(), 0u);
+  std::string big;
+  AppendFrame(big, std::string(3 << 20, 'y'));  // alone, larger than both bounds
+  auto alone = MakeBudgeted(f, budget, &connection);
+  alone->OnRequestBody(big);
+  EXPECT_FALSE(alone->finished());
+  EXPECT_EQ(budget.held(), big.size());
+}
+
+// A streaming call holds only what its handler has not taken.
+TEST(CallRequestMemory, AStreamingCallGivesBackWhatItsHandlerTakes) {
+  Fixture f;
+  ResponseBudget budget({.worker_bytes = 1 << 20, .connection_bytes = 1 << 20});
+  const int connection = 0;
+  auto call = MakeBudgeted(f, budget, &connection, CallKind::kBidiStream);
+  std::string frame;
+  AppendFrame(frame, std::string(100 << 10, 'z'));
+  call->OnRequestBody(frame);
+  EXPECT_EQ(budget.held(), 100u << 10);
+  ASSERT_TRUE(call->HasMessage());
+  EXPECT_EQ(call->TakeMessage().size(), 100u << 10);
+  EXPECT_EQ(budget.held(), 0u);
 }
 
 TEST(Call, ResetBeforeFinishCountsCancelledAndStopsTheHandler) {

@@ -31,6 +31,8 @@ class FrameDecoder {
 
   // True when a frame has begun but not completed (a body that ends here is truncated).
   bool mid_frame() const { return header_fill_ > 0 || in_payload_; }
+  // Bytes of the frame in progress held here.
+  size_t buffered() const { return header_fill_ + payload_.size(); }
 
  private:
   uint64_t max_message_bytes_;

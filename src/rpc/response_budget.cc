@@ -10,14 +10,23 @@ uint64_t ResponseBudget::held_by(const void* connection) const {
   return it == by_connection_.end() ? 0 : it->second;
 }
 
-bool ResponseBudget::Fits(const void* connection, uint64_t bytes) const {
+bool ResponseBudget::Fits(const void* connection, uint64_t bytes, uint64_t caller_holds) const {
   const uint64_t mine = held_by(connection);
   // Alone, a reservation always fits: a bound below one response must not refuse every request.
   const bool worker_ok =
-      limits_.worker_bytes == 0 || held_ == 0 || held_ + bytes <= limits_.worker_bytes;
-  const bool connection_ok =
-      limits_.connection_bytes == 0 || mine == 0 || mine + bytes <= limits_.connection_bytes;
+      limits_.worker_bytes == 0 || held_ <= caller_holds || held_ + bytes <= limits_.worker_bytes;
+  const bool connection_ok = limits_.connection_bytes == 0 || mine <= caller_holds ||
+                             mine + bytes <= limits_.connection_bytes;
   return worker_ok && connection_ok;
+}
+
+bool ResponseBudget::TryTakeNow(const void* connection, uint64_t bytes, uint64_t caller_holds) {
+  const bool alone = held_ <= caller_holds;
+  if ((!waiters_.empty() && !alone) || !Fits(connection, bytes, caller_holds)) {
+    return false;
+  }
+  Take(connection, bytes);
+  return true;
 }
 
 void ResponseBudget::Take(const void* connection, uint64_t bytes) {

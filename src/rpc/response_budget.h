@@ -1,11 +1,11 @@
 // Response memory (issue 28): the bytes a worker's calls hold for responses they are building or
-// that their readers have not taken yet, bounded per worker (its share of
-// limits.max_response_memory_bytes) and per connection (limits.max_connection_response_bytes).
-// A handler reserves its worst case before it reads the store, keeps what the response really
-// holds once encoded, and the call gives the rest back when its response completes or is reset.
-// A reservation that does not fit waits, first come first served, until it fits, the call ends,
-// or the wait bound passes (then RESOURCE_EXHAUSTED). One reservation alone always fits, so a
-// single response larger than a bound is still served.
+// that their readers have not taken yet, and for request bodies over 64 KiB until their call ends,
+// bounded per worker (its share of limits.max_response_memory_bytes) and per connection
+// (limits.max_connection_response_bytes). A handler reserves its worst case before it reads the
+// store, keeps what the response really holds once encoded, and the call gives the rest back when
+// its response completes or is reset. A reservation that does not fit waits, first come first
+// served, until it fits, the call ends, or the wait bound passes (then RESOURCE_EXHAUSTED). One
+// reservation alone always fits, so a single response larger than a bound is still served.
 //
 // Threading: one per worker, used only on that worker's thread; no locks.
 #pragma once
@@ -46,6 +46,11 @@ class ResponseBudget {
   // Takes `bytes` for `connection` when they fit now (or nothing else is held): true. Otherwise
   // queues `waiter` (unless null) and returns false; OnGranted is called once they are taken.
   bool TryTake(const void* connection, uint64_t bytes, std::weak_ptr<Waiter> waiter);
+  // For bytes that cannot wait (a request body as it arrives): takes `bytes` for `connection`
+  // when they fit now and no reservation is waiting, never queues. `caller_holds` is what the
+  // asking call already holds here: a call that is the only holder of its worker and connection
+  // always fits, so a bound below one request refuses only requests beside others.
+  bool TryTakeNow(const void* connection, uint64_t bytes, uint64_t caller_holds);
   // Withdraws a queued reservation (its call ended or gave up). False when it was granted
   // meanwhile (the caller then holds the bytes and must Give them back).
   bool Withdraw(const Waiter* waiter);
@@ -53,7 +58,7 @@ class ResponseBudget {
   void Give(const void* connection, uint64_t bytes);
 
  private:
-  bool Fits(const void* connection, uint64_t bytes) const;
+  bool Fits(const void* connection, uint64_t bytes, uint64_t caller_holds = 0) const;
   void Take(const void* connection, uint64_t bytes);
 
   struct Queued {

@@ -35,6 +35,32 @@ TEST(ResponseBudget, OneReservationAloneAlwaysFits) {
   EXPECT_FALSE(budget.TryTake(kB, 1, {}));
 }
 
+// Request bodies take their bytes as they arrive and never wait: a call that holds everything
+// taken so far keeps growing past the bounds; beside another holder it is refused.
+TEST(ResponseBudget, TakeNowLetsACallAloneGrowAndRefusesItBesideOthers) {
+  ResponseBudget budget({.worker_bytes = 100, .connection_bytes = 60});
+  EXPECT_TRUE(budget.TryTakeNow(kA, 50, 0));
+  EXPECT_TRUE(budget.TryTakeNow(kA, 200, 50));  // alone on its worker and connection
+  EXPECT_EQ(budget.held_by(kA), 250u);
+  EXPECT_FALSE(budget.TryTakeNow(kB, 1, 0));  // the worker is over its bound
+  budget.Give(kA, 250);
+  EXPECT_TRUE(budget.TryTakeNow(kA, 40, 0));
+  EXPECT_TRUE(budget.TryTakeNow(kB, 40, 0));
+  EXPECT_FALSE(budget.TryTakeNow(kA, 30, 40));  // another call holds part of the worker
+  EXPECT_TRUE(budget.TryTakeNow(kA, 20, 40));
+}
+
+TEST(ResponseBudget, TakeNowDoesNotOvertakeAWaitingReservation) {
+  ResponseBudget budget({.worker_bytes = 100, .connection_bytes = 100});
+  ASSERT_TRUE(budget.TryTake(kA, 60, {}));
+  auto waiting = std::make_shared<Waiting>();
+  EXPECT_FALSE(budget.TryTake(kB, 60, waiting));
+  EXPECT_FALSE(budget.TryTakeNow(kB, 10, 0));  // it would fit, but a reservation waits
+  budget.Give(kA, 60);
+  EXPECT_EQ(waiting->granted, 60u);
+  EXPECT_TRUE(budget.TryTakeNow(kA, 10, 0));
+}
+
 TEST(ResponseBudget, WaitersAreGrantedInOrderAsBytesComeBack) {
   ResponseBudget budget({.worker_bytes = 100, .connection_bytes = 100});
   ASSERT_TRUE(budget.TryTake(kA, 100, {}));

@@ -6,6 +6,7 @@ import unittest
 import urllib.request
 
 import grpc
+import h2.exceptions
 
 import envelopes as E
 import h2_raw
@@ -279,3 +280,84 @@ class RequestAmplificationTest(harness.ServerTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RequestMemoryTest(unittest.TestCase):
+    """Request bodies held memory without bound: one HTTP/2 connection may upload a
+    max_request_bytes body on every stream at once (100 x 26 MB), and large requests waiting for
+    the CPU pool kept theirs. Bodies over 64 KiB now count against the response memory bounds."""
+
+    BUDGET = 64 << 20
+    STREAMS = 40
+    SENT = 4 << 20      # of each body, sent without ending it
+    DECLARED = 8 << 20  # the gRPC length each body announces
+
+    def upload(self, client):
+        """Starts STREAMS Publishes and sends SENT bytes of each as flow control allows, until
+        each has sent them or has been answered. Returns the streams."""
+        streams = []
+        for _ in range(self.STREAMS):
+            sid = client.conn.get_next_available_stream_id()
+            client.conn.send_headers(sid, [
+                (":method", "POST"), (":scheme", "http"), (":authority", "127.0.0.1"),
+                (":path", PUBLISH), ("content-type", "application/grpc"), ("te", "trailers")])
+            client.conn.send_data(sid, b"\x00" + self.DECLARED.to_bytes(4, "big"))
+            client.streams[sid] = h2_raw.Stream(sid)
+            streams.append(client.streams[sid])
+        client.flush()
+        sent = {s.id: 0 for s in streams}
+        chunk = b"\x0a" * 16384
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            pending = [s for s in streams if sent[s.id] < self.SENT and not s.ended and
+                       s.trailers is None]
+            if not pending:
+                break
+            for s in pending:
+                while sent[s.id] < self.SENT:
+                    try:
+                        window = client.conn.local_flow_control_window(s.id)
+                    except h2.exceptions.StreamClosedError:
+                        break
+                    n = min(window, len(chunk), self.SENT - sent[s.id])
+                    if n <= 0:
+                        break
+                    try:
+                        client.conn.send_data(s.id, chunk[:n])
+                    except h2.exceptions.StreamClosedError:
+                        break
+                    sent[s.id] += n
+            client.sock.settimeout(10)  # pump() left its own short timeout on the socket
+            client.flush()
+            if not client.pump(0.05):
+                break
+        return streams
+
+    # verifies: issue 28 request bodies are bounded by the response memory configuration
+    def test_concurrent_large_uploads_stay_within_the_budget(self):
+        config = server_config(extra="[limits]\nmax_response_memory_bytes = %d\n"
+                               "max_connection_response_bytes = %d\n" %
+                               (self.BUDGET, self.BUDGET))
+        with harness.Server(config) as server:
+            baseline = rss_bytes(server.proc.pid)
+            reset_peak_rss(server.proc.pid)
+            client = h2_raw.Client(server.port, window=1 << 20, connection_window=64 << 20)
+            try:
+                streams = self.upload(client)
+                client.run_until(lambda: sum(1 for s in streams if s.trailers) >= 1, 10)
+                peak = peak_rss_bytes(server.proc.pid)
+                refused = [s for s in streams if s.grpc_status == 8]
+                self.assertGreater(len(refused), 0, "every upload was held")
+                self.assertIn("request memory", refused[0].grpc_message)
+            finally:
+                client.close()
+            # Forty 4 MiB bodies held at once would be 160 MiB.
+            self.assertLessEqual(peak - baseline, self.BUDGET + (40 << 20),
+                                 "peak %d MiB over a baseline of %d MiB" %
+                                 ((peak - baseline) >> 20, baseline >> 20))
+            # The server goes on serving: a Publish of one envelope is accepted.
+            with server.channel() as ch:
+                env = E.group_message(b"after-uploads___", 1, b"m" * 64)
+                response, _ = harness.unary(ch, PUBLISH, backend_pb2.PublishRequest(envelopes=[env]),
+                                         backend_pb2.PublishResponse, timeout=30)
+                self.assertEqual(len(response.envelope_metas), 1)
