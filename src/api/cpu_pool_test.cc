@@ -1,10 +1,7 @@
 #include "api/cpu_pool.h"
 
 #include <gtest/gtest.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -14,22 +11,28 @@
 #include <optional>
 #include <thread>
 
+#include "base/thread_priority.h"
+
 namespace xb::api {
 namespace {
 
 namespace asio = boost::asio;
 
-TEST(CpuPool, RunsTheJobOffTheCallerThreadAndResumesOnIt) {
+// The job runs off the caller's thread, below its priority (signature checks yield to the I/O
+// threads, base/thread_priority.h), and the caller resumes on its own thread.
+TEST(CpuPool, RunsTheJobOffTheCallerThreadBelowItsPriorityAndResumesOnIt) {
   asio::io_context io;
   CpuPool pool(/*threads=*/1, /*max_queued=*/4);
   std::thread::id job_thread;
+  int job_nice = 0;
   std::thread::id resumed_on;
   std::optional<int> result;
   asio::co_spawn(
       io,
       [&]() -> asio::awaitable<void> {
-        auto job = [&job_thread] {
+        auto job = [&job_thread, &job_nice] {
           job_thread = std::this_thread::get_id();
+          job_nice = ThisThreadNice();
           return 42;
         };
         result = co_await pool.Run(std::move(job));
@@ -41,27 +44,8 @@ TEST(CpuPool, RunsTheJobOffTheCallerThreadAndResumesOnIt) {
   EXPECT_EQ(*result, 42);
   EXPECT_NE(job_thread, std::this_thread::get_id());
   EXPECT_EQ(resumed_on, std::this_thread::get_id());
+  EXPECT_EQ(job_nice, PoolThreadNice(ThisThreadNice()));
   EXPECT_EQ(pool.admitted(), 0u);
-}
-
-// Signature checks run below the I/O threads' priority (base/thread_priority.h).
-TEST(CpuPool, RunsTheJobBelowTheCallersPriority) {
-  asio::io_context io;
-  CpuPool pool(/*threads=*/1, /*max_queued=*/4);
-  const auto nice_of_this_thread = [] {
-    return getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
-  };
-  std::optional<int> job_nice;
-  asio::co_spawn(
-      io,
-      [&]() -> asio::awaitable<void> {
-        auto job = [&nice_of_this_thread] { return nice_of_this_thread(); };
-        job_nice = (co_await pool.Run(std::move(job))).value_or(-100);
-      },
-      asio::detached);
-  io.run_for(std::chrono::seconds(10));
-  ASSERT_TRUE(job_nice.has_value());
-  EXPECT_EQ(*job_nice, std::min(nice_of_this_thread() + kPoolThreadNiceSteps, 19));
 }
 
 // The queue is bounded: with one job admitted (and held running), a second is refused at once

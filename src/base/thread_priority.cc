@@ -7,22 +7,23 @@
 
 namespace xb {
 
+int ThisThreadNice() { return getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())); }
+
 namespace {
 
-void LowerBy(int steps) {
-  const id_t thread = static_cast<id_t>(gettid());
+void LowerThisThread() {
   errno = 0;
-  const int current = getpriority(PRIO_PROCESS, thread);
+  const int current = ThisThreadNice();
   if (current == -1 && errno != 0) {
     return;
   }
-  setpriority(PRIO_PROCESS, thread, current + steps);
+  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), PoolThreadNice(current));
 }
 
 }  // namespace
 
 void LowerPoolThreadPriorityOnce() {
-  thread_local const bool lowered = (LowerBy(kPoolThreadNiceSteps), true);
+  thread_local const bool lowered = (LowerThisThread(), true);
   static_cast<void>(lowered);
 }
 

@@ -13,6 +13,14 @@ namespace xb {
 // is never starved, only preempted.
 inline constexpr int kPoolThreadNiceSteps = 5;
 
+// The calling thread's nice value (Linux: per thread).
+int ThisThreadNice();
+
+// The nice value a pool thread started from `base` runs at (19 is the lowest priority).
+constexpr int PoolThreadNice(int base) {
+  return base + kPoolThreadNiceSteps < 19 ? base + kPoolThreadNiceSteps : 19;
+}
+
 // Lowers the calling thread's priority by kPoolThreadNiceSteps, once per thread; later calls do
 // nothing. Linux applies nice per thread. Lowering needs no privilege; a failure (a container
 // that forbids setpriority) leaves the thread as it was.

@@ -1,10 +1,7 @@
 #include "store/db_pool.h"
 
 #include <gtest/gtest.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -21,8 +18,6 @@ namespace xb::store {
 namespace {
 
 namespace asio = boost::asio;
-
-int ThisThreadNice() { return getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())); }
 
 // The job runs off the caller's thread, below its priority (base/thread_priority.h), and the
 // caller resumes on its own thread with the result.
@@ -50,7 +45,7 @@ TEST(DbPool, RunsTheJobOnAPoolThreadBelowTheCallerAndResumesOnIt) {
   EXPECT_EQ(*result, 7);
   EXPECT_NE(job_thread, std::this_thread::get_id());
   EXPECT_EQ(resumed_on, std::this_thread::get_id());
-  EXPECT_EQ(job_nice, std::min(ThisThreadNice() + kPoolThreadNiceSteps, 19));
+  EXPECT_EQ(job_nice, PoolThreadNice(ThisThreadNice()));
 }
 
 // A job whose call ended before it started is not run, and its caller is not resumed.
