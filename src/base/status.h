@@ -7,7 +7,8 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
+
+#include "base/expected.h"
 
 namespace xb {
 
@@ -73,28 +74,9 @@ inline Status Unimplemented(std::string m) {
   return Status(StatusCode::kUnimplemented, std::move(m));
 }
 
+// A T or the Status saying why not (base/expected.h).
 template <typename T>
-class [[nodiscard]] Result {
- public:
-  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
-  Result(Status status) : v_(std::move(status)) {}  // NOLINT: implicit by design
-
-  bool ok() const { return std::holds_alternative<T>(v_); }
-  const Status& status() const {
-    static const Status kOkStatus;
-    return ok() ? kOkStatus : std::get<Status>(v_);
-  }
-  T& value() & { return std::get<T>(v_); }
-  const T& value() const& { return std::get<T>(v_); }
-  T&& value() && { return std::get<T>(std::move(v_)); }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-
- private:
-  std::variant<T, Status> v_;
-};
+using Result = Expected<T, Status>;
 
 }  // namespace xb
 
