@@ -7,10 +7,7 @@
 
 #include "api/cpu_pool.h"
 #include "config/config.h"
-#include "fanout/fetch_permits.h"
-#include "fanout/history_cache.h"
-#include "fanout/registry.h"
-#include "fanout/wave_buffers.h"
+#include "fanout/streams.h"
 #include "store/db_pool.h"
 #include "store/store.h"
 #include "telemetry/metrics.h"
@@ -32,12 +29,10 @@ struct ApiContext {
   config::LimitsConfig limits;
   config::RetentionConfig retention;
   uint64_t max_publish_duration_ms = 10000;
-  // Streams (issue 4): admission and dispatch, catch-up read permits, streams.* settings.
-  fanout::Registry* registry = nullptr;
-  fanout::FetchPermits* fetch_permits = nullptr;
-  fanout::WaveBuffers* wave_buffers = nullptr;
-  fanout::HistoryCache* history = nullptr;  // catch-up rows shared by streams; nullptr: none
-  config::StreamsConfig streams;
+  // Streams (issue 4): admission, dispatch and catch-up resources (fanout/streams.h), and the
+  // streams.* settings the wire protocol uses (keepalive, pong wait).
+  fanout::Streams* streams = nullptr;
+  config::StreamsConfig stream_settings;
   // Logs the cause of store errors that fail requests (api/store_status.h); nullptr: counted only.
   StoreFailureLog* store_failures = nullptr;
   // Spans of the span catalogue below the request span (publish stages, stream.*); nullptr: none.

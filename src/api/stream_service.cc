@@ -36,18 +36,6 @@ Ending Refused() {
                 StreamEndReason::kTailer};
 }
 
-fanout::StreamDeps Deps(const ApiContext& ctx) {
-  return fanout::StreamDeps{.store = ctx.store,
-                            .db = ctx.db,
-                            .registry = ctx.registry,
-                            .permits = ctx.fetch_permits,
-                            .wave_buffers = ctx.wave_buffers,
-                            .history = ctx.history,
-                            .metrics = ctx.metrics,
-                            .encoder = EncodeServerEnvelope,
-                            .tracer = ctx.tracer};
-}
-
 fanout::StreamLimits Limits(const ApiContext& ctx) {
   fanout::StreamLimits limits;
   limits.frame_bytes = std::min<size_t>(kStreamFrameCeiling, ctx.limits.max_response_bytes);
@@ -109,11 +97,12 @@ class BidiStream {
   BidiStream(const ApiContext& ctx, std::shared_ptr<rpc::Call> call)
       : ctx_(ctx),
         call_(call),
-        session_(call, Deps(ctx), Limits(ctx), kBidiMessagesField, telemetry::StreamKind::kBidi),
+        session_(call, ctx.streams->Deps(), Limits(ctx), kBidiMessagesField,
+                 telemetry::StreamKind::kBidi),
         update_bucket_(ctx.limits.max_update_frames_per_second, ctx.limits.max_update_burst),
         ping_bucket_(ctx.limits.max_ping_frames_per_second, ctx.limits.max_ping_burst),
-        keepalive_(std::chrono::milliseconds(ctx.streams.keepalive_interval_ms)),
-        pong_wait_(std::chrono::milliseconds(ctx.streams.max_pong_wait_ms)) {}
+        keepalive_(std::chrono::milliseconds(ctx.stream_settings.keepalive_interval_ms)),
+        pong_wait_(std::chrono::milliseconds(ctx.stream_settings.max_pong_wait_ms)) {}
 
   asio::awaitable<void> Run() {
     if (!session_.Open()) {
@@ -123,7 +112,7 @@ class BidiStream {
     // implements: API-250 (Started first, before any request frame is read)
     v1::SubscribeResponse started;
     started.mutable_started()->set_keepalive_interval_ms(
-        static_cast<uint32_t>(ctx_.streams.keepalive_interval_ms));
+        static_cast<uint32_t>(ctx_.stream_settings.keepalive_interval_ms));
     std::optional<Ending> ending = Control(started, telemetry::FrameSent::kStarted);
     while (!ending) {
       if (call_->ended()) {
@@ -364,7 +353,7 @@ asio::awaitable<void> SubscribeStatic(const ApiContext& ctx, std::shared_ptr<rpc
     adds.push_back(store::TopicCursor{query.topic().topic(),
                                       static_cast<int64_t>(query.cursor().sequence_id())});
   }
-  fanout::StreamSession session(call, Deps(ctx), Limits(ctx), kStaticMessagesField,
+  fanout::StreamSession session(call, ctx.streams->Deps(), Limits(ctx), kStaticMessagesField,
                                 telemetry::StreamKind::kStatic);
   if (!session.Open()) {
     call->Finish(Refused().status);  // OPS-006
@@ -377,14 +366,15 @@ asio::awaitable<void> SubscribeStatic(const ApiContext& ctx, std::shared_ptr<rpc
   } else {
     v1::SubscribeStaticResponse started;
     started.mutable_started()->set_keepalive_interval_ms(
-        static_cast<uint32_t>(ctx.streams.keepalive_interval_ms));
+        static_cast<uint32_t>(ctx.stream_settings.keepalive_interval_ms));
     for (auto& target : ToTargets(std::get<std::vector<fanout::CatchupTargetOut>>(added))) {
       *started.mutable_started()->add_targets() = std::move(target);
     }
     ending = session.WriteControl(started.SerializeAsString(), telemetry::FrameSent::kStarted,
                                   ctx.limits.max_response_bytes);
   }
-  const Clock::duration keepalive = std::chrono::milliseconds(ctx.streams.keepalive_interval_ms);
+  const Clock::duration keepalive =
+      std::chrono::milliseconds(ctx.stream_settings.keepalive_interval_ms);
   while (!ending) {
     if (call->ended()) {
       ctx.metrics->stream().ended.Inc(ExternalReason(*call));

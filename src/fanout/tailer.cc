@@ -159,11 +159,16 @@ void Tailer::Run() {
       return;
     }
     bootstrap_span.End();
+    bool first_ready = false;
     {
       std::lock_guard lock(mu_);
+      first_ready = !ready_once_;
       ready_once_ = true;
     }
     ready_cv_.notify_all();
+    if (first_ready && options_.on_first_ready) {
+      options_.on_first_ready();
+    }
     while (true) {
       const auto started = Clock::now();
       {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -28,6 +29,8 @@ struct TailerOptions {
   // The least time from one poll's start to the next when a commit wakes it (Store::CommitWakeGap).
   std::chrono::milliseconds commit_wake_gap{0};
   telemetry::Tracer* tracer = nullptr;  // tailer.bootstrap / tailer.poll spans
+  // Called once, on the tailer thread, when the first generation completed (streams admitted).
+  std::function<void()> on_first_ready = nullptr;
 };
 
 class Tailer {

@@ -39,7 +39,7 @@ class HealthState {
   telemetry::Metrics& metrics_;
   std::atomic<bool> serving_{false};
   std::mutex mu_;
-  uint64_t next_id_ = 1;              // guarded by mu_
+  uint64_t next_id_ = 1;                  // guarded by mu_
   std::map<uint64_t, Watcher> watchers_;  // guarded by mu_
 };
 

@@ -1,56 +1,22 @@
 #include "server/server.h"
 
-#include <sched.h>
-#include <sys/resource.h>
-
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
-#include <memory>
-#include <mutex>
-#include <thread>
-#include <vector>
 
-#include "api/configuration_service.h"
 #include "api/envelope_codec.h"
 #include "api/identity_service.h"
 #include "api/publish_service.h"
 #include "api/query_service.h"
-#include "api/scw_verifier.h"
-#include "api/store_status.h"
 #include "api/stream_service.h"
-#include "auth/authenticator.h"
-#include "auth/jwks_refresher.h"
 #include "base/thread_name.h"
 #include "config/load.h"
-#include "config/socket_address.h"
-#include "fanout/fetch_permits.h"
-#include "fanout/history_cache.h"
-#include "fanout/registry.h"
-#include "fanout/stream_session.h"
-#include "fanout/tailer.h"
-#include "fanout/wave_buffers.h"
-#include "net/listener.h"
 #include "net/tls_stream.h"
-#include "rpc/dispatcher.h"
-#include "server/health.h"
 #include "server/health_service.h"
-#include "server/memory_release.h"
-#include "server/net_observer.h"
+#include "server/process_resources.h"
 #include "server/version.h"
-#include "store/db_pool.h"
 #include "store/open.h"
-#include "telemetry/completion_budget.h"
-#include "telemetry/logger.h"
-#include "telemetry/metrics.h"
-#include "telemetry/metrics_listener.h"
-#include "telemetry/otlp_exporter.h"
-#include "telemetry/tracer.h"
 
 namespace xb::server {
 
@@ -68,43 +34,16 @@ constexpr size_t kCpuPoolMaxQueuedJobs = 4096;
 // about 28,000 envelopes of 1 KiB.
 constexpr size_t kHistoryCacheBytes = 32u << 20;
 
-size_t WorkerCount() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    const int n = CPU_COUNT(&set);
-    if (n > 0) {
-      return static_cast<size_t>(n);
-    }
-  }
-  return std::max(1u, std::thread::hardware_concurrency());
-}
-
 void Fail(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }
 
-// Raises the soft open-file limit to the hard one: the usual soft default (1,024) is far below
-// what server.max_connections asks for, and the hard limit is what the operator granted. Returns
-// the soft limit in force afterwards (UINT64_MAX when unlimited, 0 when unknown).
-uint64_t RaiseOpenFileLimit() {
-  rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
-    return 0;
-  }
-  if (limit.rlim_cur < limit.rlim_max) {
-    rlimit raised = limit;
-    raised.rlim_cur = limit.rlim_max;
-    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) {
-      limit = raised;
-    }
-  }
-  return limit.rlim_cur == RLIM_INFINITY ? UINT64_MAX : static_cast<uint64_t>(limit.rlim_cur);
-}
-
-// Descriptors the process needs besides client connections: each thread's io_context, the
-// listeners, outbound clients, and up to three per pooled database connection (SQLite's database,
-// WAL and shared-memory files; a PostgreSQL socket).
-uint64_t ReservedDescriptors(const config::Config& config) {
-  return 128 + 3 * config.database.max_connections;
+telemetry::LoggerOptions LoggerOptionsOf(const config::Config& config) {
+  return telemetry::LoggerOptions{
+      .level = static_cast<telemetry::LogLevel>(config.server.log_level),
+      .format = config.server.log_format == config::LogFormat::kJson ? telemetry::LogFormat::kJson
+                                                                     : telemetry::LogFormat::kText,
+      .sink = {},
+      .clock = {},
+  };
 }
 
 // The dispatcher's auth step (AUTH-001); empty while auth is off (AUTH-003).
@@ -129,470 +68,533 @@ rpc::ResponseBudget::Limits WorkerResponseBudget(const config::LimitsConfig& lim
   };
 }
 
+net::ConnectionLimits ConnectionLimitsOf(const config::Config& config) {
+  return net::ConnectionLimits{
+      .handshake_timeout = std::chrono::milliseconds(config.server.handshake_timeout_ms),
+      .header_read_timeout = std::chrono::milliseconds(config.server.header_read_timeout_ms),
+      .idle_timeout = std::chrono::milliseconds(config.server.idle_timeout_ms),
+      .max_header_list_bytes = config.limits.max_header_list_bytes,
+      .max_control_frames_per_second = config.limits.max_control_frames_per_second,
+      .max_control_frame_burst = config.limits.max_control_frame_burst,
+  };
+}
+
+}  // namespace
+
 // One io_context and thread per core; a connection lives on one of them (ARCHITECTURE.md 2).
-struct Worker {
+struct Server::Worker {
   asio::io_context io{1};
   std::unique_ptr<rpc::Dispatcher> dispatcher;
   net::ConnectionSet connections;
   std::thread thread;
 };
 
-}  // namespace
-
 int Run(const config::Config& config, RunOptions options) {
-  telemetry::Logger logger(telemetry::LoggerOptions{
-      .level = static_cast<telemetry::LogLevel>(config.server.log_level),
-      .format = config.server.log_format == config::LogFormat::kJson ? telemetry::LogFormat::kJson
-                                                                     : telemetry::LogFormat::kText,
-      .sink = {},
-      .clock = {},
+  Server server(config, std::move(options));
+  return server.Run();
+}
+
+Server::Server(const config::Config& config, RunOptions options)
+    : config_(config),
+      options_(std::move(options)),
+      logger_(LoggerOptionsOf(config)),
+      metrics_(kVersion),
+      net_observer_(metrics_, logger_),
+      signals_(main_io_, SIGTERM, SIGINT),
+      drain_timer_(main_io_) {
+  signals_.async_wait([this](const boost::system::error_code& ec, int) { OnSignal(ec); });
+}
+
+Server::~Server() {
+  // A start-up that failed or was stopped never reached Stop(): the logger must not export into
+  // an exporter that is about to go.
+  logger_.SetRecordSink(nullptr);
+}
+
+int Server::Run() {
+  std::optional<StartOutcome> outcome;
+  asio::co_spawn(main_io_, Start(), [&](std::exception_ptr error, StartOutcome started) {
+    outcome = error ? StartOutcome::kFailed : started;
+    if (outcome != StartOutcome::kServing) {
+      main_io_.stop();
+    }
   });
-  telemetry::Metrics metrics(kVersion);
-  // Before every io_context: connections report to it until their frames are destroyed.
-  NetObserver net_observer(metrics, logger);
+  main_io_.run();
+  if (outcome == StartOutcome::kStoppedBeforeServing) {
+    logger_.Info("stopped before serving");
+    return 0;
+  }
+  if (outcome != StartOutcome::kServing) {
+    return 1;
+  }
+  Stop();
+  return key_set_stale_ ? 1 : 0;
+}
+
+asio::awaitable<Server::StartOutcome> Server::Start() {
+  if (!StartTelemetry() || !LoadAuth() || !OpenDatabase() || !BuildPublicConfiguration()) {
+    co_return StartOutcome::kFailed;
+  }
+  const bool recovered = co_await RecoverStreams();
+  if (!recovered) {
+    co_return StartOutcome::kStoppedBeforeServing;
+  }
+  StartBackgroundTasks();
+  BuildRouter();
+  BuildWorkers();
+  if (!BindListener()) {
+    co_return StartOutcome::kFailed;
+  }
+  ReportServing();
+  co_return StartOutcome::kServing;
+}
+
+// Step 3: traces and logs to OTLP when configured, then the metrics listener, before anything can
+// report readiness (OPS-022).
+bool Server::StartTelemetry() {
   // A full descriptor table is survivable (the listener backs off, issue 28), but refusing over
   // server.max_connections is the clean way to be full: say so when the limit is the lower one.
   // Not a startup refusal: the reserve is an estimate and the operator's number is honoured.
   if (const uint64_t open_files = RaiseOpenFileLimit();
-      open_files != 0 && config.server.max_connections + ReservedDescriptors(config) > open_files) {
-    logger.Warn(
+      open_files != 0 &&
+      config_.server.max_connections + ReservedDescriptors(config_) > open_files) {
+    logger_.Warn(
         "open-file limit is below server.max_connections plus the server's own needs",
         {telemetry::Field::Key("server.max_connections"), telemetry::Field::Count(open_files)});
   }
+  if (!StartOtlpExporter()) {
+    return false;
+  }
+  tracer_ = std::make_unique<telemetry::Tracer>(
+      metrics_, telemetry::TracerOptions{.sample_ratio = config_.telemetry.sample_ratio,
+                                         .sink = exporter_.get()});
+  return BindMetricsListener();
+}
 
-  // Traces (OPS section 5): exported only when an OTLP endpoint resolved (OPS-022; checked with
-  // the configuration, so Create fails only on what the check let through). Declared before
-  // everything that starts spans, so it is destroyed after all of them.
-  std::unique_ptr<telemetry::OtlpExporter> exporter;
-  if (config.telemetry.otlp_endpoint) {
-    // implements: OPS-013 — the resource of every exported span.
-    telemetry::ResourceAttributes resource = {
-        {"service.name", config.telemetry.service_name},
-        {"service.version", std::string(kVersion)},
-        {"xmtp.backend.identifier", config.server.identifier},
-    };
-    for (const auto& [key, value] : config.telemetry.resource_attributes) {
-      resource.emplace_back(key, value);
+// Traces (OPS section 5): exported only when an OTLP endpoint resolved (OPS-022; checked with the
+// configuration, so Create fails only on what the check let through).
+bool Server::StartOtlpExporter() {
+  if (!config_.telemetry.otlp_endpoint) {
+    return true;
+  }
+  // implements: OPS-013 — the resource of every exported span.
+  telemetry::ResourceAttributes resource = {
+      {"service.name", config_.telemetry.service_name},
+      {"service.version", std::string(kVersion)},
+      {"xmtp.backend.identifier", config_.server.identifier},
+  };
+  for (const auto& [key, value] : config_.telemetry.resource_attributes) {
+    resource.emplace_back(key, value);
+  }
+  auto created = telemetry::OtlpExporter::Create(
+      telemetry::OtlpExporterOptions{.endpoint = *config_.telemetry.otlp_endpoint,
+                                     .resource = std::move(resource)},
+      metrics_);
+  if (!created.ok()) {
+    Fail("configuration is invalid: telemetry.otlp_endpoint or OTEL_EXPORTER_OTLP_ENDPOINT (" +
+         created.status().message() + ")");
+    return false;
+  }
+  exporter_ = std::move(created).value();
+  exporter_->Start();
+  if (config_.telemetry.otlp_logs) {
+    // CONF telemetry.otlp_logs: every line written from here on is also exported. The exporter
+    // outlives every thread that logs (declared before them).
+    logger_.SetRecordSink(exporter_.get());
+  }
+  return true;
+}
+
+bool Server::BindMetricsListener() {
+  if (config_.telemetry.metrics_listen.empty()) {
+    return true;
+  }
+  auto address = config::ParseSocketAddress(config_.telemetry.metrics_listen);
+  if (!address.ok()) {
+    Fail(address.status().message());
+    return false;
+  }
+  auto created =
+      telemetry::MetricsListener::Create(main_io_, address->host, address->port, metrics_);
+  if (!created.ok()) {
+    Fail("configuration is invalid: telemetry.metrics_listen (" + created.status().message() + ")");
+    return false;
+  }
+  metrics_address_ = std::move(address).value();
+  metrics_listener_ = std::move(created).value();
+  return true;
+}
+
+// Step 4: the auth key set, before the gRPC listener is bound (OPS-005, AUTH-017). Off: nothing is
+// loaded or fetched (CONF-066).
+bool Server::LoadAuth() {
+  if (!config_.auth.enabled) {
+    return true;
+  }
+  auto created = auth::Authenticator::Create(
+      config_.auth, auth::AuthenticatorOptions{.identifier = config_.server.identifier,
+                                               .metrics = &metrics_,
+                                               .logger = &logger_,
+                                               .now_seconds = {},
+                                               .cache_entries = 16384});
+  if (!created.ok()) {
+    Fail(created.status().message());
+    return false;
+  }
+  authenticator_ = std::move(created).value();
+  if (config_.auth.jwks_url) {
+    auto refresher = auth::JwksRefresher::Create(auth::JwksRefresherOptions{
+        .url = *config_.auth.jwks_url,
+        .refresh = std::chrono::seconds(config_.auth.jwks_refresh_seconds),
+        .max_stale = std::chrono::seconds(config_.auth.jwks_max_stale_seconds),
+        .authenticator = authenticator_.get(),
+        .metrics = &metrics_,
+        .logger = &logger_,
+    });
+    if (!refresher.ok()) {
+      Fail("configuration is invalid: auth.jwks_url (" + refresher.status().message() + ")");
+      return false;
     }
-    auto created = telemetry::OtlpExporter::Create(
-        telemetry::OtlpExporterOptions{.endpoint = *config.telemetry.otlp_endpoint,
-                                       .resource = std::move(resource)},
-        metrics);
-    if (!created.ok()) {
-      Fail("configuration is invalid: telemetry.otlp_endpoint or OTEL_EXPORTER_OTLP_ENDPOINT (" +
-           created.status().message() + ")");
-      return 1;
-    }
-    exporter = std::move(created).value();
-    exporter->Start();
-    if (config.telemetry.otlp_logs) {
-      // CONF telemetry.otlp_logs: every line written from here on is also exported. The
-      // exporter outlives every thread that logs (declared before them).
-      logger.SetRecordSink(exporter.get());
+    jwks_refresher_ = std::move(refresher).value();
+    if (Status loaded = jwks_refresher_->LoadAtStartup(); !loaded.ok()) {
+      Fail(loaded.message());
+      return false;
     }
   }
-  telemetry::Tracer tracer(metrics,
-                           telemetry::TracerOptions{.sample_ratio = config.telemetry.sample_ratio,
-                                                    .sink = exporter.get()});
-  asio::io_context main_io{1};
-  // Installed first: a SIGTERM that arrives once anything could have seen this process begins a
-  // drain rather than killing it.
-  asio::signal_set signals(main_io, SIGTERM, SIGINT);
-
-  // Step 3: the metrics listener, before anything can report readiness (OPS-022).
-  std::unique_ptr<telemetry::MetricsListener> metrics_listener;
-  if (!config.telemetry.metrics_listen.empty()) {
-    auto address = config::ParseSocketAddress(config.telemetry.metrics_listen);
-    if (!address.ok()) {
-      Fail(address.status().message());
-      return 1;
-    }
-    auto created =
-        telemetry::MetricsListener::Create(main_io, address->host, address->port, metrics);
-    if (!created.ok()) {
-      Fail("configuration is invalid: telemetry.metrics_listen (" + created.status().message() +
-           ")");
-      return 1;
-    }
-    metrics_listener = std::move(created).value();
+  // CONF-068: the keys loaded at startup, in order (a JWKS entry without kid publishes "").
+  for (const auth::Key& key : authenticator_->key_set()->keys) {
+    startup_keys_.push_back(api::PublicSigningKey{.kid = key.kid.value_or(""),
+                                                  .alg = std::string(auth::AlgName(key.alg))});
   }
+  return true;
+}
 
-  // Step 4: the auth key set, before the gRPC listener is bound (OPS-005, AUTH-017). Off: nothing
-  // is loaded or fetched (CONF-066).
-  std::unique_ptr<auth::Authenticator> authenticator;
-  std::unique_ptr<auth::JwksRefresher> jwks_refresher;
-  std::vector<api::PublicSigningKey> startup_keys;
-  if (config.auth.enabled) {
-    auto created = auth::Authenticator::Create(
-        config.auth, auth::AuthenticatorOptions{.identifier = config.server.identifier,
-                                                .metrics = &metrics,
-                                                .logger = &logger,
-                                                .now_seconds = {},
-                                                .cache_entries = 16384});
-    if (!created.ok()) {
-      Fail(created.status().message());
-      return 1;
-    }
-    authenticator = std::move(created).value();
-    if (config.auth.jwks_url) {
-      auto refresher = auth::JwksRefresher::Create(auth::JwksRefresherOptions{
-          .url = *config.auth.jwks_url,
-          .refresh = std::chrono::seconds(config.auth.jwks_refresh_seconds),
-          .max_stale = std::chrono::seconds(config.auth.jwks_max_stale_seconds),
-          .authenticator = authenticator.get(),
-          .metrics = &metrics,
-          .logger = &logger,
-      });
-      if (!refresher.ok()) {
-        Fail("configuration is invalid: auth.jwks_url (" + refresher.status().message() + ")");
-        return 1;
-      }
-      jwks_refresher = std::move(refresher).value();
-      Status loaded = jwks_refresher->LoadAtStartup();
-      if (!loaded.ok()) {
-        Fail(loaded.message());
-        return 1;
-      }
-    }
-    // CONF-068: the keys loaded at startup, in order (a JWKS entry without kid publishes "").
-    for (const auth::Key& key : authenticator->key_set()->keys) {
-      startup_keys.push_back(api::PublicSigningKey{.kid = key.kid.value_or(""),
-                                                   .alg = std::string(auth::AlgName(key.alg))});
-    }
-  }
-
-  // Step 5: the store — migrations applied, replica caught up — and OPS-020 against its clock.
-  // [design] Start-up waits (connect, migrations, replica catch-up) are bounded by one minute;
-  // the orchestrator's startup probe is the outer bound.
+// Step 5: the store — migrations applied, replica caught up — and OPS-020 against its clock.
+// [design] Start-up waits (connect, migrations, replica catch-up) are bounded by one minute; the
+// orchestrator's startup probe is the outer bound.
+bool Server::OpenDatabase() {
   auto opened = store::OpenStore(
-      config, store::OpenOptions{
-                  .deadline = store::Clock::now() + std::chrono::minutes(1),
-                  .warning_sink = [&logger](std::string_view) { logger.Warn("database warning"); },
-                  .on_released_open_transaction =
-                      [&metrics] { metrics.db().released_open_transactions.Inc(); }});
+      config_, store::OpenOptions{
+                   .deadline = store::Clock::now() + std::chrono::minutes(1),
+                   .warning_sink = [this](std::string_view) { logger_.Warn("database warning"); },
+                   .on_released_open_transaction =
+                       [this] { metrics_.db().released_open_transactions.Inc(); }});
   if (!opened.ok()) {
     Fail(opened.status().message());
-    return 1;
+    return false;
   }
-  std::unique_ptr<store::Store> store = std::move(opened).value();
-  {
-    auto clock = store->ClockNs();
-    if (std::holds_alternative<store::StoreError>(clock)) {
-      Fail("configuration is invalid: database.url (the store clock cannot be read)");
-      return 1;
-    }
-    // implements: OPS-020 (startup)
-    Status fits = config::CheckRetentionFitsClock(config.retention, std::get<int64_t>(clock));
-    if (!fits.ok()) {
-      Fail(fits.message());
-      return 1;
-    }
+  store_ = std::move(opened).value();
+  auto clock = store_->ClockNs();
+  if (std::holds_alternative<store::StoreError>(clock)) {
+    Fail("configuration is invalid: database.url (the store clock cannot be read)");
+    return false;
   }
-  // Step 5: the first stream recovery generation (STORE.md 5.2: boundary on the primary, the read
-  // database shows it, tailer ready) before the port is bound (OPS-005).
-  fanout::Registry registry(metrics);
-  fanout::Tailer tailer(*store, registry, metrics, logger, api::EncodeServerEnvelope,
-                        fanout::TailerOptions{.poll_interval = std::chrono::milliseconds(
-                                                  config.streams.poll_interval_ms),
-                                              .max_gap_ranges = config.streams.max_gap_ranges,
-                                              .commit_wake_gap = store->CommitWakeGap(),
-                                              .tracer = &tracer});
-  store->SetCommitListener([&tailer](int64_t last_id) { tailer.OnCommit(last_id); },
-                           [&registry] { return registry.has_registrations(); });
-  // The tailer and the commit listener stop before the store closes, on every return path.
-  struct StopTailer {
-    fanout::Tailer& tailer;
-    store::Store& store;
-    ~StopTailer() {
-      tailer.Stop();
-      store.SetCommitListener(nullptr);
-    }
-  } stop_tailer{tailer, *store};
-  tailer.Start();
-  // The first generation has no bound of its own (STORE.md 5.2: the orchestrator's startup probe
-  // is the outer one), so a termination signal meanwhile ends the process cleanly.
-  bool stopped_during_startup = false;
-  signals.async_wait([&](boost::system::error_code ec, int) {
-    if (!ec) {
-      stopped_during_startup = true;
-    }
-  });
-  while (!tailer.WaitReadyFor(std::chrono::milliseconds(100))) {
-    main_io.poll();
-    main_io.restart();
-    if (stopped_during_startup) {
-      logger.Info("stopped before serving");
-      return 0;
-    }
+  // implements: OPS-020 (startup)
+  if (Status fits = config::CheckRetentionFitsClock(config_.retention, std::get<int64_t>(clock));
+      !fits.ok()) {
+    Fail(fits.message());
+    return false;
   }
-  signals.cancel();  // queued signals stay pending for the drain handler below
-  main_io.poll();
-  main_io.restart();
+  return true;
+}
+
+// Step 6: the public configuration (CONF-009), with the startup key set (CONF-068).
+bool Server::BuildPublicConfiguration() {
+  auto built = api::BuildPublicConfiguration(config_, startup_keys_, kVersion);
+  if (!built.ok()) {
+    Fail(built.status().message());
+    return false;
+  }
+  public_config_ = std::move(built).value();
+  return true;
+}
+
+// Step 7: the first stream recovery generation (STORE.md 5.2: boundary on the primary, the read
+// database shows it, tailer ready) before the port is bound (OPS-005). It has no bound of its own
+// (the orchestrator's startup probe is the outer one), so a termination signal meanwhile ends the
+// process cleanly (OnSignal).
+asio::awaitable<bool> Server::RecoverStreams() {
+  db_pool_ = std::make_unique<store::DbPool>(std::max<size_t>(1, config_.database.max_connections));
   // Catch-up reads of all streams together use at most half the pooled connections.
-  const size_t fetch_permit_count = std::max<size_t>(1, config.database.max_connections / 2);
-  fanout::FetchPermits fetch_permits(fetch_permit_count);
-  // One kept wave buffer per permit, each up to the largest wave a stream reads from the store
-  // (Store::CatchUpWaveBytes, plus an envelope past it): at most fetch_permit_count x ~7 MiB.
-  fanout::WaveBuffers wave_buffers(
-      fetch_permit_count,
-      store->CatchUpWaveBytes() + 2 * config.limits.max_envelope_bytes + (1u << 20));
-  // Catch-up rows recently read, shared by the streams catching up on the same topics.
-  fanout::HistoryCache history_cache(kHistoryCacheBytes);
-  store::DbPool db_pool(std::max<size_t>(1, config.database.max_connections));
+  const size_t fetch_permits = std::max<size_t>(1, config_.database.max_connections / 2);
+  streams_ = std::make_unique<fanout::Streams>(
+      *store_, *db_pool_, metrics_, logger_, tracer_.get(), api::EncodeServerEnvelope,
+      fanout::StreamsOptions{
+          .poll_interval = std::chrono::milliseconds(config_.streams.poll_interval_ms),
+          .max_gap_ranges = config_.streams.max_gap_ranges,
+          .fetch_permits = fetch_permits,
+          // One kept wave buffer per permit, each up to the largest wave a stream reads from the
+          // store (Store::CatchUpWaveBytes, plus an envelope past it).
+          .wave_buffer_bytes =
+              store_->CatchUpWaveBytes() + 2 * config_.limits.max_envelope_bytes + (1u << 20),
+          .history_cache_bytes = kHistoryCacheBytes,
+      });
+  streams_->Start(main_io_.get_executor());
+  if (start_cancelled_) {
+    co_return false;
+  }
+  const bool ready = co_await streams_->WaitReady();
+  // A signal that came with the news of readiness still ends start-up.
+  co_return ready && !start_cancelled_;
+}
+
+// Step 7: the pools and what every handler shares.
+void Server::StartBackgroundTasks() {
   // One CPU thread per core, like the I/O threads: signature checks are pure CPU (ARCHITECTURE.md
   // section 2). The admission bound keeps the queue finite under a flood of publishes.
-  api::CpuPool cpu_pool(WorkerCount(), kCpuPoolMaxQueuedJobs);
+  cpu_pool_ = std::make_unique<api::CpuPool>(WorkerCount(), kCpuPoolMaxQueuedJobs);
   // Smart-contract-wallet verdicts over [chains], cache bounded by
   // validation.max_scw_cache_entries.
-  api::ScwVerifier scw_verifier(
-      api::ScwVerifierOptions{.chains = config.chains,
-                              .max_cache_entries = config.validation.max_scw_cache_entries,
+  scw_verifier_ = std::make_unique<api::ScwVerifier>(
+      api::ScwVerifierOptions{.chains = config_.chains,
+                              .max_cache_entries = config_.validation.max_scw_cache_entries,
                               .rpc_timeout = std::chrono::milliseconds(5000),
                               .validator_bytecode = {}},
-      &metrics);
+      &metrics_);
   // Issue 28: the causes of store failures, logged once per cause per interval.
-  api::StoreFailureLog store_failures(logger, metrics, api::StoreFailureLog::Options{});
-  api::ApiContext api_context{
-      .store = store.get(),
-      .db = &db_pool,
-      .cpu = &cpu_pool,
-      .scw = &scw_verifier,
-      .metrics = &metrics,
-      .limits = config.limits,
-      .retention = config.retention,
-      .max_publish_duration_ms = config.publishing.max_publish_duration_ms,
-      .registry = &registry,
-      .fetch_permits = &fetch_permits,
-      .wave_buffers = &wave_buffers,
-      .history = &history_cache,
-      .streams = config.streams,
-      .store_failures = &store_failures,
-      .tracer = &tracer,
-      .before_identity_commit = options.before_identity_commit,
+  store_failures_ =
+      std::make_unique<api::StoreFailureLog>(logger_, metrics_, api::StoreFailureLog::Options{});
+  api_context_ = api::ApiContext{
+      .store = store_.get(),
+      .db = db_pool_.get(),
+      .cpu = cpu_pool_.get(),
+      .scw = scw_verifier_.get(),
+      .metrics = &metrics_,
+      .limits = config_.limits,
+      .retention = config_.retention,
+      .max_publish_duration_ms = config_.publishing.max_publish_duration_ms,
+      .streams = streams_.get(),
+      .stream_settings = config_.streams,
+      .store_failures = store_failures_.get(),
+      .tracer = tracer_.get(),
+      .before_identity_commit = options_.before_identity_commit,
   };
+}
 
-  // Step 6: the public configuration (CONF-009), with the startup key set (CONF-068).
-  auto public_config = api::BuildPublicConfiguration(config, startup_keys, kVersion);
-  if (!public_config.ok()) {
-    Fail(public_config.status().message());
-    return 1;
+void Server::BuildRouter() {
+  api::AddConfigurationService(router_, std::move(*public_config_));
+  public_config_.reset();
+  api::AddQueryService(router_, api_context_);
+  api::AddPublishService(router_, api_context_);
+  api::AddIdentityService(router_, api_context_);
+  api::AddStreamService(router_, api_context_);
+  if (options_.extra_handlers) {
+    options_.extra_handlers(router_);
   }
-
-  rpc::Router router;
-  api::AddConfigurationService(router, std::move(public_config).value());
-  api::AddQueryService(router, api_context);
-  api::AddPublishService(router, api_context);
-  api::AddIdentityService(router, api_context);
-  api::AddStreamService(router, api_context);
-  if (options.extra_handlers) {
-    options.extra_handlers(router);
-  }
-  std::vector<std::string> services = router.Services();
+  std::vector<std::string> services = router_.Services();
   std::erase_if(services, [](const std::string& s) { return s.starts_with("grpc.health."); });
   std::erase_if(services, [](const std::string& s) { return !s.starts_with("xmtp.backend.v1."); });
-  HealthState health(services, metrics);
-  AddHealthService(router, health);
+  health_ = std::make_unique<HealthState>(services, metrics_);
+  AddHealthService(router_, *health_);
+}
 
-  rpc::Admission admission;
+void Server::BuildWorkers() {
   // Issue 28: completion lines of requests reset before any response byte, bounded per interval.
-  telemetry::CompletionBudget reset_lines(
-      logger, metrics,
-      telemetry::CompletionBudget::Options{.identifier = config.server.identifier});
-  std::vector<std::unique_ptr<Worker>> workers;
+  reset_lines_ = std::make_unique<telemetry::CompletionBudget>(
+      logger_, metrics_,
+      telemetry::CompletionBudget::Options{.identifier = config_.server.identifier});
   const size_t worker_count = WorkerCount();
-  std::vector<net::Worker> net_workers;
   for (size_t i = 0; i < worker_count; ++i) {
     auto w = std::make_unique<Worker>();
     w->dispatcher = std::make_unique<rpc::Dispatcher>(
-        router, admission, metrics, logger,
-        rpc::DispatcherOptions{.max_request_bytes = config.limits.max_request_bytes,
-                               .identifier = config.server.identifier,
-                               .request_logger = config.server.request_logger,
-                               .reset_lines = &reset_lines,
-                               .tracer = &tracer,
-                               .authenticate = MakeAuthenticate(authenticator.get()),
-                               .response_budget = WorkerResponseBudget(config.limits, worker_count),
-                               .stalled_write_timeout = std::chrono::milliseconds(
-                                   config.server.stalled_write_timeout_ms)});
-    net_workers.push_back(
+        router_, admission_, metrics_, logger_,
+        rpc::DispatcherOptions{
+            .max_request_bytes = config_.limits.max_request_bytes,
+            .identifier = config_.server.identifier,
+            .request_logger = config_.server.request_logger,
+            .reset_lines = reset_lines_.get(),
+            .tracer = tracer_.get(),
+            .authenticate = MakeAuthenticate(authenticator_.get()),
+            .response_budget = WorkerResponseBudget(config_.limits, worker_count),
+            .stalled_write_timeout =
+                std::chrono::milliseconds(config_.server.stalled_write_timeout_ms)});
+    net_workers_.push_back(
         net::Worker{.io = &w->io, .factory = w->dispatcher.get(), .connections = &w->connections});
-    workers.push_back(std::move(w));
+    workers_.push_back(std::move(w));
   }
+}
 
-  // Step 8: bind the gRPC port only now, then report SERVING (OPS-005).
-  auto listen_address = config::ParseSocketAddress(config.server.listen);
-  if (!listen_address.ok()) {
-    Fail(listen_address.status().message());
-    return 1;
+// Step 8: bind the gRPC port only now (OPS-005).
+bool Server::BindListener() {
+  auto address = config::ParseSocketAddress(config_.server.listen);
+  if (!address.ok()) {
+    Fail(address.status().message());
+    return false;
   }
+  listen_address_ = std::move(address).value();
   std::shared_ptr<asio::ssl::context> tls;
-  if (config.server.tls) {
+  if (config_.server.tls) {
     auto context =
-        net::MakeServerTlsContext(config.server.tls->cert_file, config.server.tls->key_file);
+        net::MakeServerTlsContext(config_.server.tls->cert_file, config_.server.tls->key_file);
     if (!context.ok()) {
       Fail(context.status().message());
-      return 1;
+      return false;
     }
     tls = std::move(context).value();
   }
   auto listener = net::Listener::Create(
-      main_io, net_workers, listen_address->host, listen_address->port,
-      net::ListenerOptions{
-          .max_http2_streams = config.limits.max_http2_streams,
-          .max_http1_body_bytes = kMaxHttp1BodyBytes,
-          .tls = tls,
-          .max_connections = config.server.max_connections,
-          .limits =
-              net::ConnectionLimits{
-                  .handshake_timeout =
-                      std::chrono::milliseconds(config.server.handshake_timeout_ms),
-                  .header_read_timeout =
-                      std::chrono::milliseconds(config.server.header_read_timeout_ms),
-                  .idle_timeout = std::chrono::milliseconds(config.server.idle_timeout_ms),
-                  .max_header_list_bytes = config.limits.max_header_list_bytes,
-                  .max_control_frames_per_second = config.limits.max_control_frames_per_second,
-                  .max_control_frame_burst = config.limits.max_control_frame_burst,
-              },
-          .observer = &net_observer});
+      main_io_, net_workers_, listen_address_->host, listen_address_->port,
+      net::ListenerOptions{.max_http2_streams = config_.limits.max_http2_streams,
+                           .max_http1_body_bytes = kMaxHttp1BodyBytes,
+                           .tls = tls,
+                           .max_connections = config_.server.max_connections,
+                           .limits = ConnectionLimitsOf(config_),
+                           .observer = &net_observer_});
   if (!listener.ok()) {
     Fail("configuration is invalid: server.listen (" + listener.status().message() + ")");
-    return 1;
+    return false;
   }
+  listener_ = std::move(listener).value();
+  return true;
+}
 
-  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
-  std::mutex stopped_mu;
-  std::condition_variable stopped_cv;
-  size_t running = workers.size();  // guarded by stopped_mu
-  for (auto& w : workers) {
-    guards.push_back(asio::make_work_guard(w->io));
-    w->thread = std::thread([&io = w->io, &stopped_mu, &stopped_cv, &running] {
+// Step 8: the I/O threads run, the listener accepts, readiness says SERVING (OPS-005).
+void Server::ReportServing() {
+  running_workers_ = workers_.size();
+  for (auto& w : workers_) {
+    guards_.push_back(asio::make_work_guard(w->io));
+    w->thread = std::thread([this, &io = w->io] {
       NameThisThread("xb-io");
       io.run();
-      std::lock_guard lock(stopped_mu);
-      --running;
-      stopped_cv.notify_all();
+      std::lock_guard lock(stopped_mu_);
+      --running_workers_;
+      stopped_cv_.notify_all();
     });
-  }
-  for (auto& w : workers) {
     asio::post(w->io,
                [d = w->dispatcher.get(), &io = w->io] { d->StartStallSweep(io.get_executor()); });
   }
-  (*listener)->Start();
-  reset_lines.Start(main_io.get_executor());
-  health.Set(true);
-  if (metrics_listener) {
-    auto metrics_address = config::ParseSocketAddress(config.telemetry.metrics_listen);
-    const std::string bound_metrics =
-        metrics_address->host + ":" + std::to_string(metrics_listener->port());
-    logger.Info("metrics listening", {telemetry::Field::Address(bound_metrics)});
+  listener_->Start();
+  reset_lines_->Start(main_io_.get_executor());
+  health_->Set(true);
+  serving_ = true;
+  if (metrics_listener_) {
+    logger_.Info("metrics listening",
+                 {telemetry::Field::Address(metrics_address_->host + ":" +
+                                            std::to_string(metrics_listener_->port()))});
   }
-  const std::string bound = listen_address->host + ":" + std::to_string((*listener)->port());
-  logger.Info("serving", {telemetry::Field::Address(bound)});
-
-  // Drain (OPS-007, OPS-008): NOT_SERVING, admission closed, streams ended at once, unary calls
-  // get the drain deadline, then whatever is left ends UNAVAILABLE and the process exits.
+  logger_.Info("serving", {telemetry::Field::Address(listen_address_->host + ":" +
+                                                     std::to_string(listener_->port()))});
   // Freed memory goes back to the system (issue 28): checked every few seconds, trimmed when the
   // allocator holds more than 64 MiB free.
-  MemoryRelease memory_release(main_io.get_executor(), std::chrono::seconds(2), size_t{64} << 20);
-  memory_release.Start();
-  asio::steady_timer drain_timer(main_io);
-  bool stopping = false;
-  auto finish = [&] {
-    if (stopping) {
-      return;
-    }
-    stopping = true;
-    drain_timer.cancel();
-    reset_lines.Stop();
-    for (auto& w : workers) {
-      asio::post(w->io, [d = w->dispatcher.get()] { d->EndAll(); });
-    }
-    (*listener)->CloseAll();
-    if (metrics_listener) {
-      metrics_listener->Stop();
-    }
-    memory_release.Stop();
-    signals.cancel();
-  };
-  admission.SetOnIdle([&] { asio::post(main_io, finish); });
-  bool drain_started = false;
-  auto begin_drain = [&] {
-    if (drain_started) {
-      return;
-    }
-    drain_started = true;
-    // implements: OPS-007
-    health.Set(false);
-    admission.BeginDrain();
-    registry.Shutdown(fanout::Ending{
-        Status(StatusCode::kUnavailable, "the server is shutting down; reconnect elsewhere"),
-        telemetry::StreamEndReason::kShutdown});
-    for (auto& w : workers) {
-      asio::post(w->io, [d = w->dispatcher.get()] { d->EndStreams(); });
-    }
-    // implements: OPS-008
-    drain_timer.expires_after(std::chrono::milliseconds(config.server.max_drain_duration_ms));
-    drain_timer.async_wait([&](boost::system::error_code timer_ec) {
-      if (!timer_ec) {
-        finish();
-      }
-    });
-    if (admission.live_unary() == 0) {
-      asio::post(main_io, finish);
-    }
-  };
-  signals.async_wait([&](boost::system::error_code ec, int) {
-    if (!ec) {
-      begin_drain();
-    }
-  });
+  memory_release_ = std::make_unique<MemoryRelease>(main_io_.get_executor(),
+                                                    std::chrono::seconds(2), size_t{64} << 20);
+  memory_release_->Start();
+  admission_.SetOnIdle([this] { asio::post(main_io_, [this] { Finish(); }); });
   // implements: AUTH-019 — a stale key set drains exactly as SIGTERM does, then exits non-zero.
-  bool key_set_stale = false;
-  if (jwks_refresher) {
-    jwks_refresher->Start([&] {
-      asio::post(main_io, [&] {
-        key_set_stale = true;
-        begin_drain();
+  if (jwks_refresher_) {
+    jwks_refresher_->Start([this] {
+      asio::post(main_io_, [this] {
+        key_set_stale_ = true;
+        Drain();
       });
     });
   }
-  main_io.run();
-  if (jwks_refresher) {
-    jwks_refresher->Stop();
+}
+
+void Server::OnSignal(const boost::system::error_code& ec) {
+  if (ec) {
+    return;
+  }
+  if (!serving_) {
+    start_cancelled_ = true;
+    if (streams_) {
+      streams_->CancelWait();
+    }
+    return;
+  }
+  Drain();
+}
+
+void Server::Drain() {
+  if (drain_started_) {
+    return;
+  }
+  drain_started_ = true;
+  // implements: OPS-007
+  health_->Set(false);
+  admission_.BeginDrain();
+  streams_->Shutdown(fanout::Ending{
+      Status(StatusCode::kUnavailable, "the server is shutting down; reconnect elsewhere"),
+      telemetry::StreamEndReason::kShutdown});
+  for (auto& w : workers_) {
+    asio::post(w->io, [d = w->dispatcher.get()] { d->EndStreams(); });
+  }
+  // implements: OPS-008
+  drain_timer_.expires_after(std::chrono::milliseconds(config_.server.max_drain_duration_ms));
+  drain_timer_.async_wait([this](boost::system::error_code timer_ec) {
+    if (!timer_ec) {
+      Finish();
+    }
+  });
+  if (admission_.live_unary() == 0) {
+    asio::post(main_io_, [this] { Finish(); });
+  }
+}
+
+// Drain (OPS-007, OPS-008): after NOT_SERVING, closed admission and ended streams, unary calls
+// had the drain deadline; whatever is left ends UNAVAILABLE and the main loop returns.
+void Server::Finish() {
+  if (finished_) {
+    return;
+  }
+  finished_ = true;
+  drain_timer_.cancel();
+  reset_lines_->Stop();
+  for (auto& w : workers_) {
+    asio::post(w->io, [d = w->dispatcher.get()] { d->EndAll(); });
+  }
+  listener_->CloseAll();
+  if (metrics_listener_) {
+    metrics_listener_->Stop();
+  }
+  memory_release_->Stop();
+  signals_.cancel();
+}
+
+void Server::Stop() {
+  if (jwks_refresher_) {
+    jwks_refresher_->Stop();
   }
   // implements: OPS-008 — every call has its answer now (drain deadline or idle), so the pool jobs
   // not started yet serve nobody: they are dropped and the exit does not wait for them. The running
   // ones finish here, while the workers whose executors they post to still exist (a job that
   // posted to a destroyed worker crashed the exit).
-  db_pool.Stop();
-  cpu_pool.Stop();
-
-  // Workers finish writing what is queued (trailers of the calls ended above), then stop; a
-  // worker that cannot finish within the telemetry flush bound is abandoned.
-  // The same bound then covers the trace flush (OPS-008: exit within the drain deadline + 5 s).
+  db_pool_->Stop();
+  cpu_pool_->Stop();
+  // Workers finish writing what is queued (trailers of the calls ended above), then stop; a worker
+  // that cannot finish within the telemetry flush bound is abandoned. The same bound then covers
+  // the trace flush (OPS-008: exit within the drain deadline + 5 s).
   const auto flush_deadline = std::chrono::steady_clock::now() + kTelemetryFlushBound;
-  guards.clear();
+  JoinWorkers(flush_deadline);
+  reset_lines_->Summarize();  // the requests completed since the last summary
+  FlushTelemetry(flush_deadline);
+  logger_.Info("stopped");
+}
+
+void Server::JoinWorkers(std::chrono::steady_clock::time_point deadline) {
+  guards_.clear();
   {
-    std::unique_lock lock(stopped_mu);
-    stopped_cv.wait_until(lock, flush_deadline, [&] { return running == 0; });
+    std::unique_lock lock(stopped_mu_);
+    stopped_cv_.wait_until(lock, deadline, [&] { return running_workers_ == 0; });
   }
-  for (auto& w : workers) {
+  for (auto& w : workers_) {
     w->io.stop();
     w->thread.join();
   }
-  reset_lines.Summarize();  // the requests completed since the last summary
-  if (exporter) {
-    logger.SetRecordSink(nullptr);  // what is logged from here on cannot be flushed
-    exporter->Shutdown(flush_deadline);
-    if (const uint64_t dropped = exporter->dropped(); dropped > 0) {
-      logger.Warn("trace spans dropped", {telemetry::Field::Count(dropped)});
-    }
-    if (const uint64_t dropped = exporter->dropped_logs(); dropped > 0) {
-      logger.Warn("log records dropped", {telemetry::Field::Count(dropped)});
-    }
+}
+
+void Server::FlushTelemetry(std::chrono::steady_clock::time_point deadline) {
+  if (!exporter_) {
+    return;
   }
-  logger.Info("stopped");
-  return key_set_stale ? 1 : 0;
+  logger_.SetRecordSink(nullptr);  // what is logged from here on cannot be flushed
+  exporter_->Shutdown(deadline);
+  if (const uint64_t dropped = exporter_->dropped(); dropped > 0) {
+    logger_.Warn("trace spans dropped", {telemetry::Field::Count(dropped)});
+  }
+  if (const uint64_t dropped = exporter_->dropped_logs(); dropped > 0) {
+    logger_.Warn("log records dropped", {telemetry::Field::Count(dropped)});
+  }
 }
 
 }  // namespace xb::server
