@@ -46,14 +46,15 @@ void Streams::OnFirstReady() {
 }
 
 asio::awaitable<bool> Streams::WaitReady() {
-  if (!ready_) {
+  if (!ready_ && !wait_cancelled_) {
     boost::system::error_code ec;
     co_await ready_timer_->async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
-  co_return ready_;
+  co_return ready_ && !wait_cancelled_;
 }
 
 void Streams::CancelWait() {
+  wait_cancelled_ = true;
   if (ready_timer_) {
     ready_timer_->cancel();
   }

@@ -54,7 +54,7 @@ class Streams {
   // Suspends until the first generation completed (true: streams are admitted) or CancelWait()
   // (false). No bound of its own: STORE.md 5.2 makes the orchestrator's startup probe the bound.
   boost::asio::awaitable<bool> WaitReady();
-  // Ends a pending WaitReady() with false (a termination signal during start-up).
+  // A termination signal during start-up: a pending WaitReady() and every later one answer false.
   void CancelWait();
   // Drain: ends every stream with `ending` and refuses new ones (OPS-007).
   void Shutdown(const Ending& ending);
@@ -82,6 +82,7 @@ class Streams {
   // Main executor only.
   std::optional<boost::asio::steady_timer> ready_timer_;
   bool ready_ = false;
+  bool wait_cancelled_ = false;
   bool started_ = false;
 };
 

@@ -334,8 +334,7 @@ asio::awaitable<bool> Server::RecoverStreams() {
     co_return false;
   }
   const bool ready = co_await streams_->WaitReady();
-  // A signal that came with the news of readiness still ends start-up.
-  co_return ready && !start_cancelled_;
+  co_return ready;
 }
 
 // Step 7: the pools and what every handler shares.
