@@ -88,6 +88,72 @@ Status IdentityFailureStatus(const IdentityError& error, uint32_t index) {
   return Internal(error.message);
 }
 
+namespace {
+
+// Steps 1-6 for one update that is not a stored duplicate: reads its inbox's history, validates
+// on the CPU pool with the ERC-6492 verdicts it needs, then sets the item's validated head and
+// changes, or its pending failure. Non-OK only when the store read fails or the CPU pool refuses.
+// `item` is an element of the caller's items, which outlive this call. Suspends.
+asio::awaitable<Status> AdmitOne(const ApiContext& ctx, store::PublishItem& item, uint32_t index,
+                                 xmtp::identity::associations::IdentityUpdate update,
+                                 validate::IdentityLimits limits, telemetry::SpanContext parent) {
+  // Step 1: the whole identity topic in one snapshot; its last id is the validated head.
+  auto history_job = [store = ctx.store, topic = item.topic] { return store->History(topic); };
+  auto history = co_await ctx.db->Run(std::move(history_job));
+  if (auto* error = std::get_if<store::StoreError>(&history)) {
+    co_return StoreErrorStatus(*error, ctx);
+  }
+  auto& rows = std::get<std::vector<store::StoredEnvelope>>(history);
+  item.identity_validated_head = rows.empty() ? 0 : rows.back().meta.sequence_id;
+  std::vector<std::string> payloads;
+  payloads.reserve(rows.size());
+  for (auto& row : rows) {
+    payloads.push_back(std::move(row.payload));
+  }
+
+  auto prepare_job = [payloads = std::move(payloads), update = std::move(update), limits] {
+    return validate::PrepareIdentityUpdate(payloads, update, limits);
+  };
+  auto prepared_or = co_await ctx.cpu->Run(std::move(prepare_job));
+  if (!prepared_or.has_value()) {
+    co_return Unavailable("signature verifier unavailable");
+  }
+  if (auto* e = std::get_if<IdentityError>(&*prepared_or)) {
+    item.pending_failure = IdentityFailureStatus(*e, index);
+    co_return Status::Ok();
+  }
+  auto prepared = std::get<validate::PreparedIdentityUpdate>(std::move(*prepared_or));
+
+  Verdicts verdicts;
+  if (auto e = co_await ResolveScw(ctx, prepared, verdicts, parent)) {
+    item.pending_failure = IdentityFailureStatus(*e, index);
+    co_return Status::Ok();
+  }
+  auto finish_job = [prepared = std::move(prepared), verdicts = std::move(verdicts)] {
+    const validate::ScwVerdictFn lookup =
+        [&verdicts](const validate::ScwCheck& c) -> std::variant<bool, IdentityError> {
+      auto it = verdicts.find(c);
+      if (it == verdicts.end()) {
+        return IdentityError{IdentityFailure::kUnavailable, "signature verifier unavailable"};
+      }
+      return it->second;
+    };
+    return validate::FinishIdentityUpdate(prepared, lookup);
+  };
+  auto outcome = co_await ctx.cpu->Run(std::move(finish_job));
+  if (!outcome.has_value()) {
+    co_return Unavailable("signature verifier unavailable");
+  }
+  if (auto* e = std::get_if<IdentityError>(&*outcome)) {
+    item.pending_failure = IdentityFailureStatus(*e, index);
+    co_return Status::Ok();
+  }
+  item.identity_changes = ToStore(std::move(std::get<validate::IdentityOutcome>(*outcome).changes));
+  co_return Status::Ok();
+}
+
+}  // namespace
+
 // implements: IDENT-005, API-232, API-234 (VALIDATION.md 5.10)
 asio::awaitable<Status> AdmitIdentityUpdates(const ApiContext& ctx,
                                              std::vector<store::PublishItem>& items,
@@ -112,65 +178,15 @@ asio::awaitable<Status> AdmitIdentityUpdates(const ApiContext& ctx,
 
   for (size_t i = 0; i < pending.size(); ++i) {
     store::PublishItem& item = items[pending[i].item];
-    const uint32_t index = first_position[pending[i].item];
     if (stored.at(i).has_value()) {
       item.identity_validated_head = 0;  // API-222: a duplicate skips every check
       continue;
     }
-    // Step 1: the whole identity topic in one snapshot; its last id is the validated head.
-    auto history_job = [store = ctx.store, topic = item.topic] { return store->History(topic); };
-    auto history = co_await ctx.db->Run(std::move(history_job));
-    if (auto* error = std::get_if<store::StoreError>(&history)) {
-      co_return StoreErrorStatus(*error, ctx);
+    Status admitted = co_await AdmitOne(ctx, item, first_position[pending[i].item],
+                                        std::move(pending[i].update), limits, parent);
+    if (!admitted.ok()) {
+      co_return admitted;
     }
-    auto& rows = std::get<std::vector<store::StoredEnvelope>>(history);
-    item.identity_validated_head = rows.empty() ? 0 : rows.back().meta.sequence_id;
-    std::vector<std::string> payloads;
-    payloads.reserve(rows.size());
-    for (auto& row : rows) {
-      payloads.push_back(std::move(row.payload));
-    }
-
-    auto prepare_job = [payloads = std::move(payloads), update = std::move(pending[i].update),
-                        limits] {
-      return validate::PrepareIdentityUpdate(payloads, update, limits);
-    };
-    auto prepared_or = co_await ctx.cpu->Run(std::move(prepare_job));
-    if (!prepared_or.has_value()) {
-      co_return Unavailable("signature verifier unavailable");
-    }
-    if (auto* e = std::get_if<IdentityError>(&*prepared_or)) {
-      item.pending_failure = IdentityFailureStatus(*e, index);
-      continue;
-    }
-    auto prepared = std::get<validate::PreparedIdentityUpdate>(std::move(*prepared_or));
-
-    Verdicts verdicts;
-    if (auto e = co_await ResolveScw(ctx, prepared, verdicts, parent)) {
-      item.pending_failure = IdentityFailureStatus(*e, index);
-      continue;
-    }
-    auto finish_job = [prepared = std::move(prepared), verdicts = std::move(verdicts)] {
-      const validate::ScwVerdictFn lookup =
-          [&verdicts](const validate::ScwCheck& c) -> std::variant<bool, IdentityError> {
-        auto it = verdicts.find(c);
-        if (it == verdicts.end()) {
-          return IdentityError{IdentityFailure::kUnavailable, "signature verifier unavailable"};
-        }
-        return it->second;
-      };
-      return validate::FinishIdentityUpdate(prepared, lookup);
-    };
-    auto outcome = co_await ctx.cpu->Run(std::move(finish_job));
-    if (!outcome.has_value()) {
-      co_return Unavailable("signature verifier unavailable");
-    }
-    if (auto* e = std::get_if<IdentityError>(&*outcome)) {
-      item.pending_failure = IdentityFailureStatus(*e, index);
-      continue;
-    }
-    item.identity_changes =
-        ToStore(std::move(std::get<validate::IdentityOutcome>(*outcome).changes));
   }
   co_return Status::Ok();
 }

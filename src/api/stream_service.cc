@@ -309,6 +309,109 @@ asio::awaitable<void> Subscribe(const ApiContext& ctx, std::shared_ptr<rpc::Call
   co_await stream.Run();
 }
 
+// The topics of a SubscribeStatic request: counted before it is parsed, then each one valid and
+// named once.
+Result<std::vector<store::TopicCursor>> StaticTopics(const ApiContext& ctx,
+                                                     const std::string& message) {
+  if (Status bounded = CheckAtMost(message, 1, ctx.limits.max_static_topics,
+                                   "too many topics for one static stream");
+      !bounded.ok()) {
+    return bounded;
+  }
+  v1::SubscribeStaticRequest request;
+  if (!request.ParseFromString(message)) {
+    return InvalidArgument("request is malformed");
+  }
+  if (request.topics().empty()) {
+    return InvalidArgument("a static stream needs at least one topic");
+  }
+  if (static_cast<uint64_t>(request.topics_size()) > ctx.limits.max_static_topics) {
+    return InvalidArgument("too many topics for one static stream");
+  }
+  std::vector<store::TopicCursor> adds;
+  adds.reserve(static_cast<size_t>(request.topics_size()));
+  std::unordered_set<std::string_view> seen;
+  for (const auto& query : request.topics()) {
+    if (Status s = CheckTopicQuery(query); !s.ok()) {
+      return s;
+    }
+    if (!seen.insert(query.topic().topic()).second) {
+      return InvalidArgument("a topic appears more than once");
+    }
+    adds.push_back(store::TopicCursor{query.topic().topic(),
+                                      static_cast<int64_t>(query.cursor().sequence_id())});
+  }
+  return adds;
+}
+
+// One SubscribeStatic stream with valid topics: Started, then catch-up, live rows and
+// keepalives until it ends.
+class StaticStream {
+ public:
+  StaticStream(const ApiContext& ctx, std::shared_ptr<rpc::Call> call)
+      : ctx_(ctx),
+        call_(call),
+        session_(call, ctx.streams->Deps(), Limits(ctx), kStaticMessagesField,
+                 telemetry::StreamKind::kStatic),
+        keepalive_(std::chrono::milliseconds(ctx.stream_settings.keepalive_interval_ms)) {}
+
+  asio::awaitable<void> Run(std::vector<store::TopicCursor> adds) {
+    if (!session_.Open()) {
+      call_->Finish(Refused().status);  // OPS-006
+      co_return;
+    }
+    std::optional<Ending> ending = co_await Start(std::move(adds));
+    while (!ending) {
+      if (call_->ended()) {
+        ctx_.metrics->stream().ended.Inc(ExternalReason(*call_));
+        co_return;
+      }
+      ending = co_await session_.Pump();
+      if (ending || call_->ended()) {
+        continue;
+      }
+      if (Clock::now() - session_.last_frame_at() >= keepalive_) {
+        ending = Keepalive();
+        continue;
+      }
+      if (session_.ready_for_more()) {
+        continue;
+      }
+      co_await call_->WaitEvent(session_.last_frame_at() + keepalive_);
+    }
+    End(*call_, std::move(*ending), *ctx_.metrics);
+  }
+
+ private:
+  // Registers the topics and sends Started with their catch-up targets. Suspends.
+  asio::awaitable<std::optional<Ending>> Start(std::vector<store::TopicCursor> adds) {
+    auto added = co_await session_.Add(adds);
+    if (auto* failed = std::get_if<Ending>(&added)) {
+      co_return *failed;
+    }
+    v1::SubscribeStaticResponse started;
+    started.mutable_started()->set_keepalive_interval_ms(
+        static_cast<uint32_t>(ctx_.stream_settings.keepalive_interval_ms));
+    for (auto& target : ToTargets(std::get<std::vector<fanout::CatchupTargetOut>>(added))) {
+      *started.mutable_started()->add_targets() = std::move(target);
+    }
+    co_return session_.WriteControl(started.SerializeAsString(), telemetry::FrameSent::kStarted,
+                                    ctx_.limits.max_response_bytes);
+  }
+
+  std::optional<Ending> Keepalive() {
+    v1::SubscribeStaticResponse keepalive_frame;
+    keepalive_frame.mutable_keepalive();
+    return session_.WriteControl(keepalive_frame.SerializeAsString(),
+                                 telemetry::FrameSent::kKeepalive, ctx_.limits.max_response_bytes);
+  }
+
+  const ApiContext& ctx_;
+  std::shared_ptr<rpc::Call> call_;
+  fanout::StreamSession session_;
+  const Clock::duration keepalive_;
+};
+
 // implements: API-260, API-255 (Keepalive), API-259 (lifetime)
 asio::awaitable<void> SubscribeStatic(const ApiContext& ctx, std::shared_ptr<rpc::Call> call) {
   auto message = co_await call->Read();
@@ -319,85 +422,13 @@ asio::awaitable<void> SubscribeStatic(const ApiContext& ctx, std::shared_ptr<rpc
     call->Finish(InvalidArgument("request is malformed"));
     co_return;
   }
-  if (Status bounded = CheckAtMost(**message, 1, ctx.limits.max_static_topics,
-                                   "too many topics for one static stream");
-      !bounded.ok()) {
-    call->Finish(std::move(bounded));
+  Result<std::vector<store::TopicCursor>> adds = StaticTopics(ctx, **message);
+  if (!adds.ok()) {
+    call->Finish(std::move(adds).error());
     co_return;
   }
-  v1::SubscribeStaticRequest request;
-  if (!request.ParseFromString(**message)) {
-    call->Finish(InvalidArgument("request is malformed"));
-    co_return;
-  }
-  if (request.topics().empty()) {
-    call->Finish(InvalidArgument("a static stream needs at least one topic"));
-    co_return;
-  }
-  if (static_cast<uint64_t>(request.topics_size()) > ctx.limits.max_static_topics) {
-    call->Finish(InvalidArgument("too many topics for one static stream"));
-    co_return;
-  }
-  std::vector<store::TopicCursor> adds;
-  adds.reserve(static_cast<size_t>(request.topics_size()));
-  std::unordered_set<std::string_view> seen;
-  for (const auto& query : request.topics()) {
-    if (Status s = CheckTopicQuery(query); !s.ok()) {
-      call->Finish(std::move(s));
-      co_return;
-    }
-    if (!seen.insert(query.topic().topic()).second) {
-      call->Finish(InvalidArgument("a topic appears more than once"));
-      co_return;
-    }
-    adds.push_back(store::TopicCursor{query.topic().topic(),
-                                      static_cast<int64_t>(query.cursor().sequence_id())});
-  }
-  fanout::StreamSession session(call, ctx.streams->Deps(), Limits(ctx), kStaticMessagesField,
-                                telemetry::StreamKind::kStatic);
-  if (!session.Open()) {
-    call->Finish(Refused().status);  // OPS-006
-    co_return;
-  }
-  std::optional<Ending> ending;
-  auto added = co_await session.Add(adds);
-  if (auto* failed = std::get_if<Ending>(&added)) {
-    ending = *failed;
-  } else {
-    v1::SubscribeStaticResponse started;
-    started.mutable_started()->set_keepalive_interval_ms(
-        static_cast<uint32_t>(ctx.stream_settings.keepalive_interval_ms));
-    for (auto& target : ToTargets(std::get<std::vector<fanout::CatchupTargetOut>>(added))) {
-      *started.mutable_started()->add_targets() = std::move(target);
-    }
-    ending = session.WriteControl(started.SerializeAsString(), telemetry::FrameSent::kStarted,
-                                  ctx.limits.max_response_bytes);
-  }
-  const Clock::duration keepalive =
-      std::chrono::milliseconds(ctx.stream_settings.keepalive_interval_ms);
-  while (!ending) {
-    if (call->ended()) {
-      ctx.metrics->stream().ended.Inc(ExternalReason(*call));
-      co_return;
-    }
-    ending = co_await session.Pump();
-    if (ending || call->ended()) {
-      continue;
-    }
-    if (Clock::now() - session.last_frame_at() >= keepalive) {
-      v1::SubscribeStaticResponse keepalive_frame;
-      keepalive_frame.mutable_keepalive();
-      ending =
-          session.WriteControl(keepalive_frame.SerializeAsString(),
-                               telemetry::FrameSent::kKeepalive, ctx.limits.max_response_bytes);
-      continue;
-    }
-    if (session.ready_for_more()) {
-      continue;
-    }
-    co_await call->WaitEvent(session.last_frame_at() + keepalive);
-  }
-  End(*call, std::move(*ending), *ctx.metrics);
+  StaticStream stream(ctx, call);
+  co_await stream.Run(std::move(adds).value());
 }
 
 }  // namespace

@@ -315,11 +315,20 @@ TEST(LoadDocument, EnumeratedStringsValidated) {
   EXPECT_EQ(json->server.log_format, LogFormat::kJson);
 }
 
-// Every default of section 2 from the smallest document.
-TEST(LoadDocument, MinimalDocumentGivesEveryDefault) {
-  Result<Config> loaded = Parse(std::string(kMinimal), FakeEnv());
-  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
-  const Config& c = *loaded;
+// Every default of section 2 from the smallest document, a few sections per test.
+class LoadMinimalDocument : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<Config> loaded = Parse(std::string(kMinimal), FakeEnv());
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    config_ = *std::move(loaded);
+  }
+
+  Config config_;
+};
+
+TEST_F(LoadMinimalDocument, GivesServerDefaults) {
+  const Config& c = config_;
   EXPECT_EQ(c.server.identifier, "org.example.xmtp");
   EXPECT_FALSE(c.server.min_libxmtp_version.has_value());
   EXPECT_EQ(c.server.listen, "0.0.0.0:5050");
@@ -332,7 +341,10 @@ TEST(LoadDocument, MinimalDocumentGivesEveryDefault) {
   EXPECT_EQ(c.server.handshake_timeout_ms, 10000u);
   EXPECT_EQ(c.server.header_read_timeout_ms, 10000u);
   EXPECT_EQ(c.server.idle_timeout_ms, 900000u);
+}
 
+TEST_F(LoadMinimalDocument, GivesTelemetryDatabaseStreamsAndRetentionDefaults) {
+  const Config& c = config_;
   EXPECT_EQ(c.telemetry.metrics_listen, "0.0.0.0:9464");
   EXPECT_FALSE(c.telemetry.otlp_endpoint.has_value());
   EXPECT_FALSE(c.telemetry.otlp_logs);
@@ -356,7 +368,10 @@ TEST(LoadDocument, MinimalDocumentGivesEveryDefault) {
   EXPECT_EQ(c.retention.group_message_seconds, 7776000u);
   EXPECT_EQ(c.retention.welcome_seconds, 7776000u);
   EXPECT_EQ(c.retention.key_package_seconds, 7776000u);
+}
 
+TEST_F(LoadMinimalDocument, GivesAuthChainsAndValidationDefaults) {
+  const Config& c = config_;
   EXPECT_FALSE(c.auth.enabled);
   EXPECT_FALSE(c.auth.jwks_url.has_value());
   EXPECT_TRUE(c.auth.keys.empty());
@@ -370,7 +385,10 @@ TEST(LoadDocument, MinimalDocumentGivesEveryDefault) {
 
   EXPECT_TRUE(c.chains.empty());
   EXPECT_EQ(c.validation.max_scw_cache_entries, 10000u);
+}
 
+TEST_F(LoadMinimalDocument, GivesLimitsDefaults) {
+  const Config& c = config_;
   EXPECT_EQ(c.limits.max_envelope_bytes, 1048576u);
   EXPECT_EQ(c.limits.max_request_bytes, 26214400u);
   EXPECT_EQ(c.limits.max_response_bytes, 26214400u);
@@ -396,7 +414,10 @@ TEST(LoadDocument, MinimalDocumentGivesEveryDefault) {
   EXPECT_EQ(c.limits.max_header_list_bytes, 32768u);
   EXPECT_EQ(c.limits.max_control_frames_per_second, 100u);
   EXPECT_EQ(c.limits.max_control_frame_burst, 1000u);
+}
 
+TEST_F(LoadMinimalDocument, GivesMlsDefaultsAndNoOptionalSections) {
+  const Config& c = config_;
   EXPECT_EQ(c.mls.max_group_members, 250u);
   EXPECT_EQ(c.mls.max_installations_per_inbox, 10u);
   EXPECT_TRUE(c.mls.commit_log_enabled);
@@ -423,8 +444,8 @@ TEST(LoadDocument, OptionalSectionsTakeTheirDefaultsWhenPresent) {
   EXPECT_FALSE(empty_push->push->http.has_value());
 }
 
-TEST(LoadDocument, EveryKeyIsRead) {
-  std::string doc = R"(
+// The document of EveryKeyIsRead: a value for each key it checks.
+constexpr char kEveryKey[] = R"(
 [server]
 identifier = "org.example.xmtp"
 min_libxmtp_version = "1.2.3-rc.1+build.5"
@@ -506,7 +527,9 @@ max_attempts = 10
 allowed_domains = ["hooks.example.com", "*.example.org"]
 allow_private_addresses = true
 )";
-  Result<Config> loaded = Parse(doc, FakeEnv());
+
+TEST(LoadDocument, EveryKeyIsRead) {
+  Result<Config> loaded = Parse(std::string(kEveryKey), FakeEnv());
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   const Config& c = *loaded;
   EXPECT_EQ(c.server.min_libxmtp_version, "1.2.3-rc.1+build.5");

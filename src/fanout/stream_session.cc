@@ -43,8 +43,11 @@ class BusyScope {
   bool& busy_;
 };
 
+}  // namespace
+
 // A catch-up wave's rows: encoded on the DB pool thread into one buffer (one allocation per wave,
-// not per row), or rows of history cache chunks the wave holds.
+// not per row), or rows of history cache chunks the wave holds. Declared in the header (the
+// session's wave steps take one), so not in the anonymous namespace.
 struct WaveRow {
   int64_t sequence_id = 0;
   size_t offset = 0;
@@ -60,6 +63,9 @@ struct Wave {
     return std::string_view(from).substr(row.offset, row.size);
   }
 };
+
+namespace {
+
 using WaveResult = std::variant<Wave, store::StoreError>;
 
 // A wave reserves its byte budget (capped) up front, plus room for the rows' framing: reserved
@@ -150,6 +156,99 @@ void RememberWave(HistoryCache& cache, const std::vector<store::CatchUpRange>& r
     }
     cache.Insert(std::move(chunk));
   }
+}
+
+// What one wave reads, handed by value to the DB pool thread.
+struct WaveRead {
+  store::Store* store = nullptr;
+  RowEncoder encoder;
+  WaveBuffers* buffers = nullptr;   // nullptr: the wave allocates its own buffer
+  HistoryCache* history = nullptr;  // nullptr: the wave reads the store
+  std::vector<store::CatchUpRange> ranges;
+  uint32_t per_range = 0;    // rows per range, at most
+  uint64_t budget = 0;       // bytes the stream may queue now
+  uint64_t read_budget = 0;  // bytes a read from the store takes (at least `budget`)
+};
+
+// Reads the wave's ranges from the store into `out`. Rows are encoded as the engine hands them
+// over, straight from its buffers. The wave's size is not known ahead: room for the budget is
+// reserved, and only what is written is touched.
+std::optional<store::StoreError> ReadFromStore(const WaveRead& read, Wave& out) {
+  if (read.buffers != nullptr) {
+    out.bytes = read.buffers->Take();
+  }
+  out.bytes.reserve(std::min<uint64_t>(read.read_budget, kMaxWaveReserve) + kWaveReserveSlack);
+  out.per_range.resize(read.ranges.size());
+  bool encoded = true;
+  std::optional<store::StoreError> error =
+      read.store->VisitCatchUp(read.ranges, read.per_range, read.read_budget,
+                               [&](size_t range, const store::StoredEnvelopeView& row) {
+                                 WaveRow w;
+                                 w.sequence_id = row.sequence_id;
+                                 w.offset = out.bytes.size();
+                                 if (!read.encoder(row, &out.bytes)) {
+                                   encoded = false;
+                                   return false;
+                                 }
+                                 w.size = out.bytes.size() - w.offset;
+                                 out.per_range[range].push_back(w);
+                                 return true;
+                               });
+  if (error) {
+    return error;
+  }
+  if (!encoded) {
+    store::StoreError invariant;
+    invariant.kind = store::ErrorKind::kInvariant;
+    invariant.message = "a stored envelope does not decode";
+    return invariant;
+  }
+  return std::nullopt;
+}
+
+// The wave job, on a DB pool thread: from the history cache where it holds the rows, else from
+// the store (the rows read are then remembered in the cache).
+WaveResult ReadWave(const WaveRead& read) {
+  Wave out;
+  if (read.history != nullptr &&
+      ServeFromCache(*read.history, read.ranges, read.per_range, read.budget, out)) {
+    return out;
+  }
+  if (std::optional<store::StoreError> error = ReadFromStore(read, out)) {
+    return *std::move(error);
+  }
+  if (read.history != nullptr) {
+    RememberWave(*read.history, read.ranges, out);
+    // The stream takes its budget's worth from the cache now and the rest in its next waves.
+    Wave served;
+    if (read.read_budget > read.budget &&
+        ServeFromCache(*read.history, read.ranges, read.per_range, read.budget, served)) {
+      if (read.buffers != nullptr) {
+        read.buffers->Give(std::move(out.bytes));
+      }
+      return served;
+    }
+  }
+  return out;
+}
+
+// STORE.md 5.5: a range (floor, needed] with no row although its head exists is a failure; but
+// where the byte cutoff was possibly reached, an empty range is not evidence of a lost row.
+bool LostARow(const Wave& fetched, const std::vector<RegistrationPtr>& wave, uint64_t budget,
+              size_t max_envelope_bytes) {
+  uint64_t fetched_bytes = 0;
+  for (const auto& rows : fetched.per_range) {
+    for (const auto& row : rows) {
+      fetched_bytes += row.size + 256;
+    }
+  }
+  const bool maybe_cut = fetched_bytes + max_envelope_bytes + 512 > budget;
+  for (size_t i = 0; i < wave.size(); ++i) {
+    if (fetched.per_range[i].empty() && wave[i]->active && !maybe_cut) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -467,11 +566,8 @@ asio::awaitable<std::optional<Ending>> StreamSession::Pump() {
   co_return ending;
 }
 
-// implements: API-261 (round-robin waves), STORE.md 7 (catch-up history), ARC-086, ARC-087
-asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
-  // The wave: up to turn_topics registrations from the front of the queue.
+std::vector<RegistrationPtr> StreamSession::TakeWave(std::vector<store::CatchUpRange>& ranges) {
   std::vector<RegistrationPtr> wave;
-  std::vector<store::CatchUpRange> ranges;
   while (!catch_up_.empty() && wave.size() < limits_.turn_topics) {
     RegistrationPtr reg = std::move(catch_up_.front());
     catch_up_.pop_front();
@@ -486,6 +582,14 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
     ranges.push_back(store::CatchUpRange{reg->topic, reg->floor, deps_.registry->Needed(*reg)});
     wave.push_back(std::move(reg));
   }
+  return wave;
+}
+
+// implements: API-261 (round-robin waves), STORE.md 7 (catch-up history), ARC-086, ARC-087
+asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
+  // The wave: up to turn_topics registrations from the front of the queue.
+  std::vector<store::CatchUpRange> ranges;
+  std::vector<RegistrationPtr> wave = TakeWave(ranges);
   if (wave.empty()) {
     co_return std::nullopt;
   }
@@ -497,57 +601,15 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
   const uint32_t per_range = std::max<uint32_t>(
       limits_.turn_rows,
       static_cast<uint32_t>(uint64_t{limits_.turn_topics} * limits_.turn_rows / wave.size()));
-  const uint64_t read_budget = std::max<uint64_t>(budget, limits_.catch_up_read_bytes);
-  auto job = [store = deps_.store, encoder = deps_.encoder, buffers = deps_.wave_buffers,
-              history = deps_.history, ranges = std::move(ranges), per_range, budget,
-              read_budget]() -> WaveResult {
-    Wave out;
-    if (history != nullptr && ServeFromCache(*history, ranges, per_range, budget, out)) {
-      return out;
-    }
-    // Rows are encoded as the engine hands them over, straight from its buffers. The wave's size
-    // is not known ahead: room for the budget is reserved, and only what is written is touched.
-    if (buffers != nullptr) {
-      out.bytes = buffers->Take();
-    }
-    out.bytes.reserve(std::min<uint64_t>(read_budget, kMaxWaveReserve) + kWaveReserveSlack);
-    out.per_range.resize(ranges.size());
-    bool encoded = true;
-    std::optional<store::StoreError> error = store->VisitCatchUp(
-        ranges, per_range, read_budget, [&](size_t range, const store::StoredEnvelopeView& row) {
-          WaveRow w;
-          w.sequence_id = row.sequence_id;
-          w.offset = out.bytes.size();
-          if (!encoder(row, &out.bytes)) {
-            encoded = false;
-            return false;
-          }
-          w.size = out.bytes.size() - w.offset;
-          out.per_range[range].push_back(w);
-          return true;
-        });
-    if (error) {
-      return *std::move(error);
-    }
-    if (!encoded) {
-      store::StoreError invariant;
-      invariant.kind = store::ErrorKind::kInvariant;
-      invariant.message = "a stored envelope does not decode";
-      return invariant;
-    }
-    if (history != nullptr) {
-      RememberWave(*history, ranges, out);
-      // The stream takes its budget's worth from the cache now and the rest in its next waves.
-      Wave served;
-      if (read_budget > budget && ServeFromCache(*history, ranges, per_range, budget, served)) {
-        if (buffers != nullptr) {
-          buffers->Give(std::move(out.bytes));
-        }
-        return served;
-      }
-    }
-    return out;
-  };
+  WaveRead read{.store = deps_.store,
+                .encoder = deps_.encoder,
+                .buffers = deps_.wave_buffers,
+                .history = deps_.history,
+                .ranges = std::move(ranges),
+                .per_range = per_range,
+                .budget = budget,
+                .read_budget = std::max<uint64_t>(budget, limits_.catch_up_read_bytes)};
+  auto job = [read = std::move(read)]() -> WaveResult { return ReadWave(read); };
   auto result = co_await deps_.db->Run(std::move(job));
   if (call_->ended()) {
     co_return std::nullopt;
@@ -559,26 +621,25 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
     co_return DatabaseFailure();
   }
   Wave& fetched = std::get<Wave>(result);
-  const auto& per = fetched.per_range;
-  if (per.size() != wave.size()) {
+  if (fetched.per_range.size() != wave.size() ||
+      LostARow(fetched, wave, budget, limits_.max_envelope_bytes)) {
     co_return DatabaseFailure();
   }
-  // Was the byte cutoff possibly reached? Then an empty range is not evidence of a lost row.
-  uint64_t fetched_bytes = 0;
-  for (const auto& rows : per) {
-    for (const auto& row : rows) {
-      fetched_bytes += row.size + 256;
-    }
+  if (auto ending = QueueWave(wave, fetched)) {
+    co_return ending;
   }
-  const bool maybe_cut = fetched_bytes + limits_.max_envelope_bytes + 512 > budget;
-  for (size_t i = 0; i < wave.size(); ++i) {
-    // STORE.md 5.5: a range (floor, needed] with no row although its head exists is a failure.
-    if (per[i].empty() && wave[i]->active && !maybe_cut) {
-      co_return DatabaseFailure();
-    }
+  if (deps_.wave_buffers != nullptr) {
+    deps_.wave_buffers->Give(std::move(fetched.bytes));  // every frame has copied its rows
   }
-  // Frames interleave the registrations row by row, so none gets a second frame of catch-up
-  // rows before every other one of the wave has had one (API-261).
+  RequeueWave(wave, fetched);
+  co_return std::nullopt;
+}
+
+// Frames interleave the registrations row by row, so none gets a second frame of catch-up rows
+// before every other one of the wave has had one (API-261).
+std::optional<Ending> StreamSession::QueueWave(const std::vector<RegistrationPtr>& wave,
+                                               const Wave& fetched) {
+  const auto& per = fetched.per_range;
   MessagesFrame frame(messages_field_);
   const size_t catch_up_frame_bytes = std::min(limits_.catch_up_frame_bytes, limits_.frame_bytes);
   size_t longest = 0;
@@ -596,11 +657,11 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
         continue;
       }
       if (frame.SizeAlone(row.size) > limits_.frame_bytes) {
-        co_return TooLarge();
+        return TooLarge();
       }
       if (!frame.empty() && frame.SizeWith(row.size) > catch_up_frame_bytes) {
         if (auto ending = QueueMessages(frame, false)) {
-          co_return ending;
+          return ending;
         }
       }
       frame.Add(fetched.Encoded(row));
@@ -608,16 +669,15 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
     }
   }
   if (!frame.empty()) {
-    if (auto ending = QueueMessages(frame, false)) {
-      co_return ending;
-    }
+    return QueueMessages(frame, false);
   }
-  if (deps_.wave_buffers != nullptr) {
-    deps_.wave_buffers->Give(std::move(fetched.bytes));  // every frame has copied its rows
-  }
-  // Unfinished registrations go to the back of the queue; finished ones turn live. Where the byte
-  // cutoff ended the wave mid-round, the ones it left a row short go first, so the rounds of
-  // API-261 continue across waves.
+  return std::nullopt;
+}
+
+// Unfinished registrations go to the back of the queue; finished ones turn live. Where the byte
+// cutoff ended the wave mid-round, the ones it left a row short go first, so the rounds of
+// API-261 continue across waves.
+void StreamSession::RequeueWave(std::vector<RegistrationPtr>& wave, const Wave& fetched) {
   std::vector<std::pair<size_t, RegistrationPtr>> unfinished;
   for (size_t i = 0; i < wave.size(); ++i) {
     RegistrationPtr& reg = wave[i];
@@ -626,7 +686,7 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
     } else if (deps_.registry->TrySwitchLive(*reg)) {
       reg->in_queue = false;
     } else {
-      unfinished.emplace_back(per[i].size(), std::move(reg));
+      unfinished.emplace_back(fetched.per_range[i].size(), std::move(reg));
     }
   }
   std::stable_sort(unfinished.begin(), unfinished.end(),
@@ -634,7 +694,6 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
   for (auto& [rows, reg] : unfinished) {
     catch_up_.push_back(std::move(reg));
   }
-  co_return std::nullopt;
 }
 
 }  // namespace xb::fanout

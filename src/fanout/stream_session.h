@@ -64,6 +64,9 @@ struct StreamLimits {
   size_t max_envelope_bytes = 1048576;  // limits.max_envelope_bytes (the largest storable row)
 };
 
+// A catch-up wave's rows as read (stream_session.cc).
+struct Wave;
+
 struct CatchupTargetOut {
   std::string topic;
   int64_t through = 0;
@@ -116,6 +119,13 @@ class StreamSession {
   std::optional<Ending> QueueLiveMessages(MessagesFrame& frame);
   void CountFrame(size_t envelopes, bool live);
   boost::asio::awaitable<std::optional<Ending>> CatchUpWave();
+  // The registrations of the next wave, from the front of the queue, each with its range appended
+  // to `ranges`; those removed or live meanwhile leave the queue.
+  std::vector<RegistrationPtr> TakeWave(std::vector<store::CatchUpRange>& ranges);
+  // Queues the wave's rows as catch-up frames, raising the floors; the ending if the stream fails.
+  std::optional<Ending> QueueWave(const std::vector<RegistrationPtr>& wave, const Wave& fetched);
+  // After a queued wave: finished registrations turn live, the others go back to the queue.
+  void RequeueWave(std::vector<RegistrationPtr>& wave, const Wave& fetched);
   std::optional<Ending> DeliverLive(std::vector<LiveItem>& items);
   std::optional<Ending> FlushLive();
 

@@ -151,22 +151,38 @@ std::shared_ptr<net::Exchange> Dispatcher::Start(net::RequestHead head,
       head.method == "POST" && dialect &&
       (*dialect != Dialect::kGrpc || head.version == net::HttpVersion::kHttp2);
   if (!grpc_request) {
-    // implements: AUTH-001 for requests that are not gRPC (any method or content type): the auth
-    // rejection comes first, as HTTP 401/403 carrying the gRPC status.
-    if (auto rejected = NonGrpcAuthRejection(head)) {
-      return rejected;
-    }
-    if (head.method != "POST") {
-      return std::make_shared<FixedExchange>(405, std::vector<net::Header>{{"allow", "POST"}});
-    }
-    return std::make_shared<FixedExchange>(415, std::vector<net::Header>{});
+    return NonGrpcAnswer(head);
   }
-
   const telemetry::Route& route = telemetry::LookupRoute(head.path);
   const Handler* handler = router_.Find(head.path);
+  std::shared_ptr<Call> call = MakeCall(head, route, handler, *dialect, executor, std::move(wake));
+  if (Status admitted = Admit(*call, head, route, handler); !admitted.ok()) {
+    call->Finish(std::move(admitted));
+    return call;
+  }
+  RunHandler(call, route, *handler, executor);
+  return call;
+}
+
+std::shared_ptr<net::Exchange> Dispatcher::NonGrpcAnswer(const net::RequestHead& head) {
+  // implements: AUTH-001 for requests that are not gRPC (any method or content type): the auth
+  // rejection comes first, as HTTP 401/403 carrying the gRPC status.
+  if (auto rejected = NonGrpcAuthRejection(head)) {
+    return rejected;
+  }
+  if (head.method != "POST") {
+    return std::make_shared<FixedExchange>(405, std::vector<net::Header>{{"allow", "POST"}});
+  }
+  return std::make_shared<FixedExchange>(415, std::vector<net::Header>{});
+}
+
+std::shared_ptr<Call> Dispatcher::MakeCall(const net::RequestHead& head,
+                                           const telemetry::Route& route, const Handler* handler,
+                                           Dialect dialect, asio::any_io_executor executor,
+                                           net::Waker wake) {
   CallOptions call_options{
       .route = &route,
-      .dialect = *dialect,
+      .dialect = dialect,
       .kind = handler != nullptr ? handler->kind : CallKind::kUnary,
       .request_id = NewRequestId(),
       .max_request_bytes = options_.max_request_bytes,
@@ -185,54 +201,58 @@ std::shared_ptr<net::Exchange> Dispatcher::Start(net::RequestHead head,
   if (!route.is_health) {
     metrics_.RequestStarted(route.rpc);  // before authentication (OPS section 5)
   }
+  return call;
+}
+
+Status Dispatcher::Admit(Call& call, const net::RequestHead& head, const telemetry::Route& route,
+                         const Handler* handler) {
   // implements: AUTH-001 — before the body is read and before drain admission (OPS-007), so a
   // draining instance still answers a bad credential with its auth status.
   if (options_.authenticate) {
-    auto admitted =
-        options_.authenticate(head.path, head.Find("authorization"), call->request_id());
+    auto admitted = options_.authenticate(head.path, head.Find("authorization"), call.request_id());
     if (!admitted.ok()) {
-      call->Finish(admitted.status());
-      return call;
+      return admitted.status();
     }
     if (!admitted.value().empty()) {
-      call->request_span.SetPrincipal(admitted.value());
+      call.request_span.SetPrincipal(admitted.value());
     }
   }
 
   // API.md 1.4: a declared compression encoding fails UNIMPLEMENTED.
   if (const std::string* encoding = head.Find("grpc-encoding");
       encoding != nullptr && *encoding != "identity") {
-    call->Finish(Unimplemented("compressed requests are not supported"));
-    return call;
+    return Unimplemented("compressed requests are not supported");
   }
   // implements: OPS-007 — after authentication (AUTH-001), every new request is
   // refused while draining. Health Check and List keep answering so a probe reads NOT_SERVING.
   const bool health_probe =
       route.rpc == telemetry::Rpc::kHealthCheck || route.rpc == telemetry::Rpc::kHealthList;
   if (admission_.draining() && !health_probe) {
-    call->Finish(Unavailable("the server is shutting down"));
-    return call;
+    return Unavailable("the server is shutting down");
   }
   if (handler == nullptr) {
-    call->Finish(Unimplemented("unknown method"));
-    return call;
+    return Unimplemented("unknown method");
   }
   if (const std::string* timeout = head.Find("grpc-timeout")) {
     const auto parsed = ParseGrpcTimeout(*timeout);
     if (!parsed) {
-      call->Finish(InvalidArgument("grpc-timeout is malformed"));
-      return call;
+      return InvalidArgument("grpc-timeout is malformed");
     }
-    call->SetDeadline(*parsed);
+    call.SetDeadline(*parsed);
   }
-  if (handler->kind == CallKind::kUnary) {
+  return Status::Ok();
+}
+
+void Dispatcher::RunHandler(std::shared_ptr<Call> call, const telemetry::Route& route,
+                            const Handler& handler, asio::any_io_executor executor) {
+  if (handler.kind == CallKind::kUnary) {
     call->admitted_unary = true;
     admission_.UnaryStarted();
   }
   if (const auto op = telemetry::HandlerOperation(route.rpc); op && options_.tracer != nullptr) {
     call->handler_span = options_.tracer->Start(*op, call->request_span.context());
   }
-  asio::co_spawn(executor, handler->fn(call), [call](std::exception_ptr error) {
+  asio::co_spawn(executor, handler.fn(call), [call](std::exception_ptr error) {
     if (error) {
       call->Finish(Internal("internal error"));
     }
@@ -243,7 +263,6 @@ std::shared_ptr<net::Exchange> Dispatcher::Start(net::RequestHead head,
       call->handler_span.End();
     }
   });
-  return call;
 }
 
 void Dispatcher::OnCallDone(Call& call) {

@@ -95,6 +95,21 @@ class Dispatcher final : public net::ExchangeFactory, public CallObserver {
   std::shared_ptr<net::Exchange> Preflight(const net::RequestHead& head);
   // The auth answer to a request that is not gRPC, or nullptr when auth is off or admits it.
   std::shared_ptr<net::Exchange> NonGrpcAuthRejection(const net::RequestHead& head);
+  // The answer to a request that is not gRPC: its auth rejection, else 405 or 415.
+  std::shared_ptr<net::Exchange> NonGrpcAnswer(const net::RequestHead& head);
+  // A new live call with its request span started and counted as started (OPS section 5).
+  // `handler` is nullptr for an unknown method.
+  std::shared_ptr<Call> MakeCall(const net::RequestHead& head, const telemetry::Route& route,
+                                 const Handler* handler, Dialect dialect,
+                                 boost::asio::any_io_executor executor, net::Waker wake);
+  // The pipeline's checks before the handler, in order: auth (AUTH-001), compression (API.md
+  // 1.4), drain (OPS-007), method, grpc-timeout (sets the call's deadline). The status the call
+  // ends with when one refuses it; OK when it may run.
+  Status Admit(Call& call, const net::RequestHead& head, const telemetry::Route& route,
+               const Handler* handler);
+  // Starts the handler coroutine of an admitted call, with its handler span (OPS-019).
+  void RunHandler(std::shared_ptr<Call> call, const telemetry::Route& route, const Handler& handler,
+                  boost::asio::any_io_executor executor);
   // Whether the completion line of `call`, done at `done`, is written (OPS-018, issue 28).
   bool LogsCompletion(const Call& call, Call::Clock::time_point done);
 

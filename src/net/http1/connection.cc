@@ -223,185 +223,195 @@ asio::awaitable<bool> Connection::WriteResponse(Exchange& exchange, bool keep_al
   }
 }
 
+// One request's parser; the body is read into the connection's body buffer.
+struct Connection::Request {
+  http::request_parser<http::buffer_body> parser;
+};
+
 asio::awaitable<void> Connection::Run(std::string initial) {
   auto self = shared_from_this();
-  std::string input = std::move(initial);
-  std::vector<char> read_buffer(kReadChunk);
-  std::vector<char> body_buffer(kBodyChunk);
-  boost::system::error_code ec;
-
-  // Reads more input into `input`; false at end of stream.
-  auto read_more = [&]() -> asio::awaitable<bool> {
-    const size_t n = co_await stream_->ReadSome(asio::buffer(read_buffer), ec);
-    if (ec || closed_) {
-      co_return false;
-    }
-    input.append(read_buffer.data(), n);
-    co_return true;
-  };
-
-  // implements: issue 28 (5). The first request head must be in by the handshake deadline; a
-  // later one gets the idle timeout to start and the header read timeout, from its first byte,
-  // to finish (so a head trickled a byte at a time cannot hold the connection).
-  bool first_request = true;
-  const auto arm_for_head = [&] {
-    Clock::time_point at = Clock::now() + options_.limits.header_read_timeout;
-    ConnectionEnd reason = ConnectionEnd::kHeaderReadTimeout;
-    if (first_request && options_.first_request_deadline < at) {
-      at = options_.first_request_deadline;
-      reason = ConnectionEnd::kHandshakeTimeout;
-    }
-    ArmDeadline(at, reason);
-  };
+  input_ = std::move(initial);
+  read_buffer_.resize(kReadChunk);
+  body_buffer_.resize(kBodyChunk);
   while (!closed_) {
-    http::request_parser<http::buffer_body> parser;
-    parser.header_limit(options_.limits.max_header_list_bytes);
-    parser.body_limit(options_.max_body_bytes);
-    parser.eager(true);
-
-    // Header.
-    bool head_started = !input.empty();
-    if (head_started) {
-      arm_for_head();
-    } else if (first_request) {
-      ArmDeadline(options_.first_request_deadline, ConnectionEnd::kHandshakeTimeout);
-    } else {
-      ArmDeadline(Clock::now() + options_.limits.idle_timeout, ConnectionEnd::kIdleTimeout);
-    }
-    bool failed = false;
-    bool too_large = false;
-    while (!parser.is_header_done()) {
-      if (input.empty() && !co_await read_more()) {
-        failed = true;
-        break;
-      }
-      if (!head_started) {
-        head_started = true;
-        arm_for_head();
-      }
-      boost::beast::error_code pec;
-      const size_t used = parser.put(asio::buffer(input), pec);
-      input.erase(0, used);
-      if (pec == http::error::need_more) {
-        if (!co_await read_more()) {
-          failed = true;
-          break;
-        }
-        continue;
-      }
-      if (pec == http::error::need_buffer && parser.is_header_done()) {
-        break;  // the body follows; it is read below into a buffer
-      }
-      if (pec == http::error::header_limit) {
-        too_large = true;  // limits.max_header_list_bytes
-        break;
-      }
-      if (pec) {
-        failed = true;
-        break;
-      }
-    }
+    Request request;
+    request.parser.header_limit(options_.limits.max_header_list_bytes);
+    request.parser.body_limit(options_.max_body_bytes);
+    request.parser.eager(true);
+    const HeadRead head = co_await ReadHead(request);
     DisarmDeadline();
-    if (too_large) {
+    if (head == HeadRead::kTooLarge) {
       // RFC 9110 15.5 / RFC 6585 5: 431, then close: the rest of the head is not read, so the
       // stream cannot be resynchronised for a next request.
+      boost::system::error_code ec;
       co_await stream_->WriteAll(asio::buffer(kHeaderListTooLarge), ec);
       break;
     }
-    if (failed) {
+    if (head == HeadRead::kFailed) {
       break;
     }
-    first_request = false;
-
-    busy_ = true;
-    RequestHead head;
-    head.version = HttpVersion::kHttp1;
-    head.connection = this;
-    const auto& req = parser.get();
-    head.method = std::string(req.method_string());
-    head.path = std::string(req.target());
-    for (const auto& field : req) {
-      std::string name = Lower(field.name_string());
-      if (factory_.WantsHeader(name)) {
-        head.headers.push_back(Header{std::move(name), std::string(field.value())});
-      }
-    }
-    const bool keep_alive = req.keep_alive();
-
-    std::weak_ptr<Connection> weak = weak_from_this();
-    auto exchange = factory_.Start(std::move(head), stream_->executor(), [weak] {
-      if (auto c = weak.lock()) {
-        if (c->current_ != nullptr && c->current_->cancelled()) {
-          c->Close();  // HTTP/1.1 cannot reset one response: the connection goes
-          return;
-        }
-        c->wake_pending_ = true;
-        c->wake_timer_.cancel();
-      }
-    });
-    current_ = exchange.get();
-
-    // Body: streamed into the exchange in chunks. A response that completes early (an error
-    // found in the first frame) is sent at once and the connection closed after it.
-    bool early = false;
-    while (!parser.is_done()) {
-      if (exchange->head() != nullptr && exchange->body_complete()) {
-        early = true;
-        break;
-      }
-      auto& body = parser.get().body();
-      body.data = body_buffer.data();
-      body.size = body_buffer.size();
-      boost::beast::error_code pec;
-      size_t used = 0;
-      if (!input.empty()) {
-        used = parser.put(asio::buffer(input), pec);
-        input.erase(0, used);
-      } else {
-        pec = http::error::need_more;
-      }
-      const size_t got = body_buffer.size() - parser.get().body().size;
-      if (got > 0) {
-        exchange->OnRequestBody(std::string_view(body_buffer.data(), got));
-      }
-      if (pec == http::error::need_buffer) {
-        continue;
-      }
-      if (pec == http::error::need_more) {
-        if (!co_await read_more()) {
-          failed = true;
-          break;
-        }
-        continue;
-      }
-      if (pec) {
-        failed = true;  // includes body_limit: the connection cannot continue
-        break;
-      }
-    }
-    if (failed) {
-      current_ = nullptr;
-      exchange->OnReset();
-      break;
-    }
-    if (!early) {
-      exchange->OnRequestEnd();
-    }
-    const bool ok = co_await WriteResponse(*exchange, keep_alive && !early);
-    if (!ok) {
-      current_ = nullptr;
-      exchange->OnReset();
-      break;
-    }
-    exchange->OnResponseComplete();
-    current_ = nullptr;
-    busy_ = false;
-    if (!keep_alive || early || closing_ || exchange->streaming()) {
+    first_request_ = false;
+    if (!co_await Serve(request)) {
       break;
     }
   }
   DisarmDeadline();
   stream_->Close();
+}
+
+asio::awaitable<bool> Connection::ReadMore() {
+  boost::system::error_code ec;
+  const size_t n = co_await stream_->ReadSome(asio::buffer(read_buffer_), ec);
+  if (ec || closed_) {
+    co_return false;
+  }
+  input_.append(read_buffer_.data(), n);
+  co_return true;
+}
+
+// implements: issue 28 (5). The first request head must be in by the handshake deadline; a
+// later one gets the idle timeout to start and the header read timeout, from its first byte,
+// to finish (so a head trickled a byte at a time cannot hold the connection).
+void Connection::ArmForHead() {
+  Clock::time_point at = Clock::now() + options_.limits.header_read_timeout;
+  ConnectionEnd reason = ConnectionEnd::kHeaderReadTimeout;
+  if (first_request_ && options_.first_request_deadline < at) {
+    at = options_.first_request_deadline;
+    reason = ConnectionEnd::kHandshakeTimeout;
+  }
+  ArmDeadline(at, reason);
+}
+
+asio::awaitable<Connection::HeadRead> Connection::ReadHead(Request& request) {
+  auto& parser = request.parser;
+  bool head_started = !input_.empty();
+  if (head_started) {
+    ArmForHead();
+  } else if (first_request_) {
+    ArmDeadline(options_.first_request_deadline, ConnectionEnd::kHandshakeTimeout);
+  } else {
+    ArmDeadline(Clock::now() + options_.limits.idle_timeout, ConnectionEnd::kIdleTimeout);
+  }
+  while (!parser.is_header_done()) {
+    if (input_.empty() && !co_await ReadMore()) {
+      co_return HeadRead::kFailed;
+    }
+    if (!head_started) {
+      head_started = true;
+      ArmForHead();
+    }
+    boost::beast::error_code pec;
+    const size_t used = parser.put(asio::buffer(input_), pec);
+    input_.erase(0, used);
+    if (pec == http::error::need_more) {
+      if (!co_await ReadMore()) {
+        co_return HeadRead::kFailed;
+      }
+      continue;
+    }
+    if (pec == http::error::need_buffer && parser.is_header_done()) {
+      break;  // the body follows; it is read below into a buffer
+    }
+    if (pec == http::error::header_limit) {
+      co_return HeadRead::kTooLarge;  // limits.max_header_list_bytes
+    }
+    if (pec) {
+      co_return HeadRead::kFailed;
+    }
+  }
+  co_return HeadRead::kDone;
+}
+
+std::shared_ptr<Exchange> Connection::StartExchange(const Request& request) {
+  RequestHead head;
+  head.version = HttpVersion::kHttp1;
+  head.connection = this;
+  const auto& req = request.parser.get();
+  head.method = std::string(req.method_string());
+  head.path = std::string(req.target());
+  for (const auto& field : req) {
+    std::string name = Lower(field.name_string());
+    if (factory_.WantsHeader(name)) {
+      head.headers.push_back(Header{std::move(name), std::string(field.value())});
+    }
+  }
+  std::weak_ptr<Connection> weak = weak_from_this();
+  return factory_.Start(std::move(head), stream_->executor(), [weak] {
+    if (auto c = weak.lock()) {
+      if (c->current_ != nullptr && c->current_->cancelled()) {
+        c->Close();  // HTTP/1.1 cannot reset one response: the connection goes
+        return;
+      }
+      c->wake_pending_ = true;
+      c->wake_timer_.cancel();
+    }
+  });
+}
+
+// Body: streamed into the exchange in chunks. A response that completes early (an error found
+// in the first frame) is sent at once and the connection closed after it.
+asio::awaitable<Connection::BodyRead> Connection::ReadBody(Request& request, Exchange& exchange) {
+  auto& parser = request.parser;
+  while (!parser.is_done()) {
+    if (exchange.head() != nullptr && exchange.body_complete()) {
+      co_return BodyRead::kEarly;
+    }
+    auto& body = parser.get().body();
+    body.data = body_buffer_.data();
+    body.size = body_buffer_.size();
+    boost::beast::error_code pec;
+    size_t used = 0;
+    if (!input_.empty()) {
+      used = parser.put(asio::buffer(input_), pec);
+      input_.erase(0, used);
+    } else {
+      pec = http::error::need_more;
+    }
+    const size_t got = body_buffer_.size() - parser.get().body().size;
+    if (got > 0) {
+      exchange.OnRequestBody(std::string_view(body_buffer_.data(), got));
+    }
+    if (pec == http::error::need_buffer) {
+      continue;
+    }
+    if (pec == http::error::need_more) {
+      if (!co_await ReadMore()) {
+        co_return BodyRead::kFailed;
+      }
+      continue;
+    }
+    if (pec) {
+      co_return BodyRead::kFailed;  // includes body_limit: the connection cannot continue
+    }
+  }
+  co_return BodyRead::kDone;
+}
+
+asio::awaitable<bool> Connection::Serve(Request& request) {
+  busy_ = true;
+  const bool keep_alive = request.parser.get().keep_alive();
+  std::shared_ptr<Exchange> exchange = StartExchange(request);
+  current_ = exchange.get();
+  const BodyRead body = co_await ReadBody(request, *exchange);
+  if (body == BodyRead::kFailed) {
+    current_ = nullptr;
+    exchange->OnReset();
+    co_return false;
+  }
+  const bool early = body == BodyRead::kEarly;
+  if (!early) {
+    exchange->OnRequestEnd();
+  }
+  const bool ok = co_await WriteResponse(*exchange, keep_alive && !early);
+  if (!ok) {
+    current_ = nullptr;
+    exchange->OnReset();
+    co_return false;
+  }
+  exchange->OnResponseComplete();
+  current_ = nullptr;
+  busy_ = false;
+  co_return keep_alive && !early && !closing_ && !exchange->streaming();
 }
 
 }  // namespace xb::net::http1

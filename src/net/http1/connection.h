@@ -11,6 +11,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "net/byte_stream.h"
 #include "net/connection.h"
@@ -41,6 +42,24 @@ class Connection final : public ServerConnection, public std::enable_shared_from
   void GracefulClose() override;
 
  private:
+  struct Request;  // one request's parser (connection.cc)
+  enum class HeadRead { kDone, kFailed, kTooLarge };
+  enum class BodyRead { kDone, kEarly, kFailed };
+
+  // Reads more input into input_; false at end of stream or once closed. Suspends.
+  boost::asio::awaitable<bool> ReadMore();
+  // Arms the deadline of a request head whose first byte is in.
+  void ArmForHead();
+  // Parses a request head from input_ and the stream, under the head deadlines (armed here; the
+  // caller disarms). kTooLarge: past limits.max_header_list_bytes. Suspends.
+  boost::asio::awaitable<HeadRead> ReadHead(Request& request);
+  // Hands the parsed head to the factory; the exchange's waker wakes this connection.
+  std::shared_ptr<Exchange> StartExchange(const Request& request);
+  // Streams the request body into `exchange`. kEarly: its response completed first. Suspends.
+  boost::asio::awaitable<BodyRead> ReadBody(Request& request, Exchange& exchange);
+  // Serves the request whose head was read: body, response, completion. True when the
+  // connection may read a next request. Suspends.
+  boost::asio::awaitable<bool> Serve(Request& request);
   boost::asio::awaitable<void> WaitForWake();
   boost::asio::awaitable<bool> WriteResponse(Exchange& exchange, bool keep_alive);
   // While a request head is awaited: closes the connection at `at`, reporting `reason`.
@@ -61,6 +80,11 @@ class Connection final : public ServerConnection, public std::enable_shared_from
   bool busy_ = false;            // a request is being served
   bool peer_gone_ = false;       // the peer closed during a streaming response
   Exchange* current_ = nullptr;  // the exchange being served; kept alive by Run while set
+  // Run's buffers: input read but not parsed yet, and the read and body chunks.
+  std::string input_;
+  std::vector<char> read_buffer_;
+  std::vector<char> body_buffer_;
+  bool first_request_ = true;  // no request head has been read yet
 };
 
 }  // namespace xb::net::http1
