@@ -13,7 +13,7 @@
 #include <charconv>
 #include <memory>
 
-#include "config/url.h"
+#include "base/url.h"
 
 namespace xb::api {
 namespace {
@@ -109,11 +109,11 @@ asio::awaitable<std::variant<std::string, RpcFailure>> Exchange(
 asio::awaitable<std::variant<json::value, RpcFailure>> Call(std::string url_text,
                                                             std::string method, json::array params,
                                                             std::chrono::milliseconds timeout) {
-  auto url = config::ParseUrl(url_text);
-  if (!url.ok() || !config::IsHttpUrlWithHost(*url)) {
+  auto url = ParseUrl(url_text);
+  if (!url.ok() || !IsHttpUrlWithHost(*url)) {
     co_return RpcFailure{"chain rpc url is not usable"};
   }
-  const bool tls = config::EqualsIgnoreCase(url->scheme, "https");
+  const bool tls = EqualsIgnoreCase(url->scheme, "https");
   const std::string port = std::to_string(url->port.value_or(tls ? 443 : 80));
   const std::string target = url->path.empty() ? "/" : url->path;
   const auto deadline = std::chrono::steady_clock::now() + timeout;

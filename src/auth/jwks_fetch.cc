@@ -17,7 +17,7 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 
 #include "auth/jwks.h"
-#include "config/url.h"
+#include "base/url.h"
 
 namespace xb::auth {
 
@@ -63,21 +63,20 @@ asio::awaitable<Result<std::string>> GetOn(Stream& stream, const JwksSource& sou
 }  // namespace
 
 Result<JwksSource> ParseJwksSource(std::string_view text) {
-  auto url = config::ParseUrl(text);
+  auto url = ParseUrl(text);
   if (!url.ok() || url->host.empty()) {
     return InvalidArgument("auth.jwks_url does not parse");
   }
   JwksSource source;
-  source.tls = config::EqualsIgnoreCase(url->scheme, "https");
-  if (!source.tls &&
-      !(config::EqualsIgnoreCase(url->scheme, "http") && config::IsLoopbackHost(*url))) {
+  source.tls = EqualsIgnoreCase(url->scheme, "https");
+  if (!source.tls && !(EqualsIgnoreCase(url->scheme, "http") && IsLoopbackHost(*url))) {
     return InvalidArgument("auth.jwks_url must be https, or http to a loopback host");
   }
   source.host = url->host;
-  source.host_is_ip = url->host_kind != config::Url::HostKind::kRegName;
+  source.host_is_ip = url->host_kind != Url::HostKind::kRegName;
   source.port = url->port ? std::to_string(*url->port) : (source.tls ? "443" : "80");
   const std::string bracketed =
-      url->host_kind == config::Url::HostKind::kIpv6 ? "[" + url->host + "]" : url->host;
+      url->host_kind == Url::HostKind::kIpv6 ? "[" + url->host + "]" : url->host;
   source.host_header = url->port ? bracketed + ":" + std::to_string(*url->port) : bracketed;
   // The target is the text after the authority, up to a fragment.
   const size_t authority = text.find("://") + 3;
