@@ -319,6 +319,11 @@ bool IsRedirect(unsigned status) {
 
 Expected<std::unique_ptr<HttpClient>, std::string> HttpClient::Create(
     asio::any_io_executor executor, HttpClientOptions options) {
+  if (options.tls_context != nullptr) {
+    auto shared = options.tls_context;
+    return std::unique_ptr<HttpClient>(
+        new HttpClient(std::move(executor), std::move(options), std::move(shared)));
+  }
   TlsClientOptions tls{.ca_file = options.ca_file, .alpn = {"http/1.1"}};
   if (options.offer_http2) {
     tls.alpn.insert(tls.alpn.begin(), "h2");

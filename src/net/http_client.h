@@ -99,6 +99,9 @@ using ResolveHook = std::function<Expected<ResolvedAddresses, std::string>(
 struct HttpClientOptions {
   std::string
       ca_file{};  // PEM CA bundle to trust instead of the system roots (tests); empty: system
+  // A context made by MakeClientTlsContext (net/tls_client.h) to share between clients (made once,
+  // not per client); ca_file is then unused. Its ALPN list decides HTTP/2.
+  std::shared_ptr<boost::asio::ssl::context> tls_context{};
   ResolveHook resolve_hook{};  // empty: every resolved address is used
   bool offer_http2 = true;     // ALPN offers "h2" before "http/1.1"
   size_t max_header_bytes = 16384;
