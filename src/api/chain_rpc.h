@@ -1,7 +1,8 @@
-// A minimal Ethereum JSON-RPC client over HTTP(S) (Boost.Beast) for smart-contract-wallet checks
-// (VALIDATION.md 5.9): eth_call, eth_blockNumber and eth_getBlockByNumber against one chain's
-// configured URL. Every call has a deadline covering resolution, connect, TLS, write and read; a
-// slow chain suspends only its caller. One connection per call (no pooling).
+// A minimal Ethereum JSON-RPC client for smart-contract-wallet checks (VALIDATION.md 5.9):
+// eth_call, eth_blockNumber and eth_getBlockByNumber against one chain's configured URL, POSTed
+// through net/http_client (HTTP/1.1, system trust store). Every call has a deadline covering
+// resolution, connect, TLS, write and read; a slow chain suspends only its caller. One connection
+// per call (a client per call on the caller's executor; no pooling). Suspends.
 //
 // Failures are plain words that never include a URL, address or reply body (OPS-014).
 #pragma once
@@ -11,7 +12,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <variant>
+
+#include "base/expected.h"
 
 namespace xb::api {
 
@@ -25,16 +27,16 @@ struct BlockInfo {
 };
 
 // eth_call {data: call_data} with no `to` at `block` (nullopt: "latest"); the returned bytes.
-boost::asio::awaitable<std::variant<std::string, RpcFailure>> EthCall(
+boost::asio::awaitable<Expected<std::string, RpcFailure>> EthCall(
     std::string url, std::string call_data, std::optional<uint64_t> block,
     std::chrono::milliseconds timeout);
 
 // eth_blockNumber.
-boost::asio::awaitable<std::variant<uint64_t, RpcFailure>> EthBlockNumber(
+boost::asio::awaitable<Expected<uint64_t, RpcFailure>> EthBlockNumber(
     std::string url, std::chrono::milliseconds timeout);
 
 // eth_getBlockByNumber(block or "latest", false): nullopt when the chain returned null.
-boost::asio::awaitable<std::variant<std::optional<BlockInfo>, RpcFailure>> EthGetBlock(
+boost::asio::awaitable<Expected<std::optional<BlockInfo>, RpcFailure>> EthGetBlock(
     std::string url, std::optional<uint64_t> block, std::chrono::milliseconds timeout);
 
 }  // namespace xb::api

@@ -186,19 +186,18 @@ asio::awaitable<std::variant<ScwVerdict, IdentityError>> ScwVerifier::Verify(
     block = *check.block_number;
   } else {
     auto head = co_await EthBlockNumber(route->second, options_.rpc_timeout);
-    if (std::holds_alternative<RpcFailure>(head)) {
+    if (!head.ok()) {
       count(telemetry::ScwResult::kError);
       co_return Unreachable();
     }
-    block = std::get<uint64_t>(head);
+    block = *head;
   }
   auto reply = co_await EthCall(route->second, *std::move(data), block, options_.rpc_timeout);
-  if (std::holds_alternative<RpcFailure>(reply)) {
+  if (!reply.ok()) {
     count(telemetry::ScwResult::kError);  // [quirk] "execution reverted" included (5.9.3)
     co_return Unreachable();
   }
-  const ScwVerdict verdict{.valid = std::get<std::string>(reply) == std::string(1, '\x01'),
-                           .block_number = block};
+  const ScwVerdict verdict{.valid = *reply == std::string(1, '\x01'), .block_number = block};
   if (check.block_number) {
     CachePut(key, verdict);  // "latest" calls are never cached
   }
@@ -218,22 +217,20 @@ asio::awaitable<std::optional<IdentityError>> ScwVerifier::CheckFreshness(
     auto head_it = heads.find(chain);
     if (head_it == heads.end()) {
       auto head = co_await EthGetBlock(route->second, std::nullopt, options_.rpc_timeout);
-      if (std::holds_alternative<RpcFailure>(head) ||
-          !std::get<std::optional<BlockInfo>>(head).has_value()) {
+      if (!head.ok() || !head->has_value()) {
         co_return Unreachable();
       }
-      head_it = heads.emplace(chain, *std::get<std::optional<BlockInfo>>(head)).first;
+      head_it = heads.emplace(chain, **head).first;
     }
     const BlockInfo& head = head_it->second;
     if (block > head.number) {
       co_return IdentityError{IdentityFailure::kInvalidSignature, "signature block is stale"};
     }
     auto at = co_await EthGetBlock(route->second, block, options_.rpc_timeout);
-    if (std::holds_alternative<RpcFailure>(at) ||
-        !std::get<std::optional<BlockInfo>>(at).has_value()) {
+    if (!at.ok() || !at->has_value()) {
       co_return Unreachable();
     }
-    const uint64_t ts = std::get<std::optional<BlockInfo>>(at)->timestamp;
+    const uint64_t ts = (*at)->timestamp;
     if (ts > head.timestamp || head.timestamp - ts > kMaxBlockAgeSeconds) {
       co_return IdentityError{IdentityFailure::kInvalidSignature, "signature block is stale"};
     }

@@ -1,7 +1,7 @@
 // One JWKS fetch (AUTH section 7.2): a GET of auth.jwks_url over HTTPS (or HTTP to a loopback
-// host), no redirects, a 2xx answer, at most 262144 body bytes, all within a deadline. Boost.Beast
-// over Asio, OpenSSL through asio::ssl. Nothing here logs: errors are fixed text that never
-// carries the URL or the body (AUTH-027); the caller names the host.
+// host), no redirects, a 2xx answer, at most 262144 body bytes, all within a deadline, through
+// net/http_client (HTTP/1.1, one connection per fetch). Nothing here logs: errors are fixed text
+// that never carries the URL or the body (AUTH-027); the caller names the host.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -27,7 +27,8 @@ struct JwksSource {
 Result<JwksSource> ParseJwksSource(std::string_view url);
 
 // A TLS client context that verifies peers against the default trust store (OpenSSL's default
-// paths; SSL_CERT_FILE / SSL_CERT_DIR select another CA bundle). Error when it cannot be made.
+// paths; SSL_CERT_FILE / SSL_CERT_DIR select another CA bundle): net::MakeClientTlsContext, made
+// once per refresher. Error when it cannot be made.
 Result<std::shared_ptr<boost::asio::ssl::context>> MakeJwksTlsContext();
 
 // The response body of one fetch, or an error when anything fails or `deadline` passes first

@@ -5,10 +5,10 @@
 #include <string>
 #include <string_view>
 
+#include "base/unicode.h"
+#include "base/url.h"
 #include "config/checks.h"
 #include "config/config_error.h"
-#include "config/unicode.h"
-#include "config/url.h"
 
 namespace xb::config {
 namespace {

@@ -7,10 +7,10 @@
 #include <string_view>
 #include <vector>
 
+#include "base/url.h"
 #include "config/checks.h"
 #include "config/config_error.h"
 #include "config/key_material.h"
-#include "config/url.h"
 
 namespace xb::config {
 namespace {

@@ -7,13 +7,13 @@
 #include <string_view>
 #include <type_traits>
 
+#include "base/unicode.h"
+#include "base/url.h"
 #include "base/varint.h"
 #include "config/config_error.h"
 #include "config/database_url.h"
 #include "config/semver.h"
 #include "config/socket_address.h"
-#include "config/unicode.h"
-#include "config/url.h"
 
 namespace xb::config {
 namespace {

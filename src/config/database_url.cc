@@ -3,7 +3,7 @@
 #include <array>
 #include <cstdint>
 
-#include "config/ip_address.h"
+#include "base/ip_address.h"
 
 namespace xb::config {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <array>
 
-#include "config/ip_address.h"
+#include "base/ip_address.h"
 
 namespace xb::config {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "config/unicode.h"
+#include "base/unicode.h"
 
 namespace xb::config {
 namespace {

@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "base/thread_name.h"
+#include "net/tls_client.h"
 #include "telemetry/spliced_send.h"
 
 namespace xb::telemetry {
@@ -93,7 +94,7 @@ asio::awaitable<unsigned> ReadAnswer(Stream& stream, beast::flat_buffer& buffer,
 // handshake) and a close. The io_context is declared first so that it outlives the streams.
 struct OtlpExporter::Session {
   asio::io_context io{1};
-  std::optional<asio::ssl::context> tls_context;
+  std::shared_ptr<asio::ssl::context> tls_context;  // net/tls_client.h
   std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
   std::optional<beast::tcp_stream> plain;
   beast::flat_buffer buffer;
@@ -177,15 +178,16 @@ asio::awaitable<bool> Connect(OtlpExporter::Session& s, const OtlpExporter::Targ
     co_return !ec;
   }
   if (!s.tls_context) {
-    s.tls_context.emplace(asio::ssl::context::tls_client);
-    s.tls_context->set_default_verify_paths(ec);
-    s.tls_context->set_verify_mode(asio::ssl::verify_peer, ec);
+    auto context = net::MakeClientTlsContext({});  // the system roots, as net/http_client
+    if (!context.ok()) {
+      co_return false;
+    }
+    s.tls_context = std::move(context).value();
   }
   s.tls.emplace(s.io, *s.tls_context);
-  if (!SSL_set_tlsext_host_name(s.tls->native_handle(), target.host.c_str())) {
+  if (!net::SetTlsPeerName(s.tls->native_handle(), target.host)) {
     co_return false;
   }
-  s.tls->set_verify_callback(asio::ssl::host_name_verification(target.host), ec);
   beast::get_lowest_layer(*s.tls).expires_after(budget);
   co_await beast::get_lowest_layer(*s.tls).async_connect(
       endpoints, asio::redirect_error(asio::use_awaitable, ec));
@@ -514,101 +516,109 @@ uint64_t OtlpExporter::exported_batches() const {
 void OtlpExporter::Run() {
   // Named so operators (top -H) and bench/telemetry.sh can tell the exporter's CPU apart.
   NameThisThread("xb-otlp");
-  std::vector<std::unique_ptr<EncodedSpans>> batches;
-  std::vector<LogRecordData> logs;
+  Work work;
   ByteBuffer log_body;  // log batches are encoded here, keeping its capacity
   Clock::time_point next_sweep = Clock::now() + options_.interval;
   while (true) {
-    Clock::time_point deadline;
-    bool stopping = false;
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait_until(lock, next_sweep, [&] {
-        return stopping_.load(std::memory_order_relaxed) || !full_.empty() ||
-               log_queue_.size() >= options_.max_batch;
-      });
-      stopping = stopping_.load(std::memory_order_relaxed);
-      // Every interval, and at shutdown, the spans the threads have staged join the batches.
-      if (stopping || Clock::now() >= next_sweep) {
-        lock.unlock();
-        SweepStages();
-        lock.lock();
-        next_sweep = Clock::now() + options_.interval;
+    if (!TakeWork(work, next_sweep)) {
+      Settle(work.stopping, work.deadline);  // a quiet exporter reads its last answer in time
+      if (work.stopping) {
+        return;
       }
-      deadline = deadline_;
-      batches.swap(full_);  // full_ takes the empty vector, keeping its capacity
-      // A partial batch goes when it has waited its interval (no batch filled meanwhile) or at
-      // shutdown. Sent along with full ones, it would cost a request of its own for a few spans.
-      if (filling_ != nullptr && (batches.empty() || stopping)) {
-        batches.push_back(std::move(filling_));
-        filling_count_.store(0, std::memory_order_relaxed);
-      }
-      size_t taken = 0;
-      for (const auto& batch : batches) {
-        taken += batch->count();
-      }
-      queued_spans_.store(queued_spans_.load(std::memory_order_relaxed) - taken,
-                          std::memory_order_relaxed);  // written under mu_ only
-      // The queue takes the previous batch's storage (cleared below, keeping capacity).
-      logs.swap(log_queue_);
-      if (batches.empty() && logs.empty()) {
-        lock.unlock();
-        Settle(stopping, deadline);  // a quiet exporter reads its last answer within an interval
-        if (stopping) {
-          return;
-        }
-        continue;
-      }
+      continue;
     }
-    uint64_t dropped = 0;
-    uint64_t dropped_logs = 0;
-    // A span batch is written and its answer left unread until the next batch is due (answers
-    // come in order on the connection), the exporter next wakes with nothing to send, or it
-    // stops: one wake-up per batch, not one for the batch and one for its answer. Each wake-up
-    // switches a serving thread out of its core, and cost more than the span work on a loaded
-    // one (docs/telemetry.md).
-    for (size_t i = 0; i < batches.size(); ++i) {
-      Settle(stopping, deadline);
-      const auto until = RequestDeadline(stopping, deadline);
-      if (!until) {
-        for (size_t j = i; j < batches.size(); ++j) {
-          dropped += batches[j]->count();
-        }
-        break;
-      }
-      bool reused = false;
-      if (Post(batches[i]->Frame(), target_.path, *until, /*leave_answer=*/true, &reused)) {
-        awaiting_ = std::move(batches[i]);  // kept as it is until its answer (spliced_send.h)
-        awaiting_reused_ = reused;
-      } else {
-        CountBatch(false);
-      }
-    }
-    if (!logs.empty()) {
-      Settle(stopping, deadline);  // log exchanges read their answers at once
-    }
-    for (size_t i = 0; i < logs.size(); i += options_.max_batch) {
-      const auto until = RequestDeadline(stopping, deadline);
-      if (!until) {
-        dropped_logs += logs.size() - i;
-        break;
-      }
-      const size_t n = std::min(options_.max_batch, logs.size() - i);
-      Send(EncodeLogs(framing_, std::span<const LogRecordData>(logs.data() + i, n), log_body),
-           target_.logs_path, *until);
-    }
-    logs.clear();
+    const uint64_t dropped = SendSpanBatches(work);
+    const uint64_t dropped_logs = SendLogs(work, log_body);
+    work.logs.clear();
     dropped_.fetch_add(dropped, std::memory_order_relaxed);
     std::lock_guard lock(mu_);
     dropped_logs_ += dropped_logs;
-    for (auto& batch : batches) {
+    for (auto& batch : work.batches) {
       if (batch != nullptr) {  // not the one awaiting its answer
         batch->Clear();
         spare_.push_back(std::move(batch));
       }
     }
-    batches.clear();
+    work.batches.clear();
   }
+}
+
+bool OtlpExporter::TakeWork(Work& work, Clock::time_point& next_sweep) {
+  std::unique_lock lock(mu_);
+  cv_.wait_until(lock, next_sweep, [&] {
+    return stopping_.load(std::memory_order_relaxed) || !full_.empty() ||
+           log_queue_.size() >= options_.max_batch;
+  });
+  work.stopping = stopping_.load(std::memory_order_relaxed);
+  // Every interval, and at shutdown, the spans the threads have staged join the batches.
+  if (work.stopping || Clock::now() >= next_sweep) {
+    lock.unlock();
+    SweepStages();
+    lock.lock();
+    next_sweep = Clock::now() + options_.interval;
+  }
+  work.deadline = deadline_;
+  work.batches.swap(full_);  // full_ takes the empty vector, keeping its capacity
+  // A partial batch goes when it has waited its interval (no batch filled meanwhile) or at
+  // shutdown. Sent along with full ones, it would cost a request of its own for a few spans.
+  if (filling_ != nullptr && (work.batches.empty() || work.stopping)) {
+    work.batches.push_back(std::move(filling_));
+    filling_count_.store(0, std::memory_order_relaxed);
+  }
+  size_t taken = 0;
+  for (const auto& batch : work.batches) {
+    taken += batch->count();
+  }
+  queued_spans_.store(queued_spans_.load(std::memory_order_relaxed) - taken,
+                      std::memory_order_relaxed);  // written under mu_ only
+  // The queue takes the previous batch's storage (cleared by Run, keeping capacity).
+  work.logs.swap(log_queue_);
+  return !work.batches.empty() || !work.logs.empty();
+}
+
+uint64_t OtlpExporter::SendSpanBatches(Work& work) {
+  // A span batch is written and its answer left unread until the next batch is due (answers
+  // come in order on the connection), the exporter next wakes with nothing to send, or it
+  // stops: one wake-up per batch, not one for the batch and one for its answer. Each wake-up
+  // switches a serving thread out of its core, and cost more than the span work on a loaded
+  // one (docs/telemetry.md).
+  uint64_t dropped = 0;
+  auto& batches = work.batches;
+  for (size_t i = 0; i < batches.size(); ++i) {
+    Settle(work.stopping, work.deadline);
+    const auto until = RequestDeadline(work.stopping, work.deadline);
+    if (!until) {
+      for (size_t j = i; j < batches.size(); ++j) {
+        dropped += batches[j]->count();
+      }
+      break;
+    }
+    bool reused = false;
+    if (Post(batches[i]->Frame(), target_.path, *until, /*leave_answer=*/true, &reused)) {
+      awaiting_ = std::move(batches[i]);  // kept as it is until its answer (spliced_send.h)
+      awaiting_reused_ = reused;
+    } else {
+      CountBatch(false);
+    }
+  }
+  return dropped;
+}
+
+uint64_t OtlpExporter::SendLogs(Work& work, ByteBuffer& log_body) {
+  const auto& logs = work.logs;
+  if (!logs.empty()) {
+    Settle(work.stopping, work.deadline);  // log exchanges read their answers at once
+  }
+  for (size_t i = 0; i < logs.size(); i += options_.max_batch) {
+    const auto until = RequestDeadline(work.stopping, work.deadline);
+    if (!until) {
+      return logs.size() - i;
+    }
+    const size_t n = std::min(options_.max_batch, logs.size() - i);
+    Send(EncodeLogs(framing_, std::span<const LogRecordData>(logs.data() + i, n), log_body),
+         target_.logs_path, *until);
+  }
+  return 0;
 }
 
 std::optional<Clock::time_point> OtlpExporter::RequestDeadline(bool stopping,

@@ -2,6 +2,12 @@
 // the span and counts the drop) and one background thread posts them as OTLP/HTTP protobuf
 // (otlp_encoding.h) to <endpoint>/v1/traces, with Boost.Beast over plain TCP or TLS.
 //
+// Why not net/http_client: this exporter keeps its own socket for two things the shared client
+// does not do. Over plain TCP a batch is spliced into the socket from the encoder's pages
+// (spliced_send.h; the copying write was the exporter thread's largest cost), which must hold the
+// pages until the answer is read; and a span batch's answer is read only when the next batch is
+// due (below). Its TLS context and peer-name check are net/tls_client's, as the client's are.
+//
 // implements: OPS-015 — export never blocks serving: Submit encodes the span into a small buffer
 // of the calling thread's own (its stage: no lock, no locked instruction), and moves a stage into
 // the batch being filled under the shared mutex once per kStageSpans spans; nothing allocates once
@@ -98,7 +104,22 @@ class OtlpExporter final : public SpanSink, public LogRecordSink {
 
  private:
   OtlpExporter(OtlpExporterOptions options, Target target, Metrics& metrics);
+  // What the exporter thread takes from the queues per wake-up (kept across them for capacity).
+  struct Work {
+    std::vector<std::unique_ptr<EncodedSpans>> batches;
+    std::vector<LogRecordData> logs;
+    bool stopping = false;
+    std::chrono::steady_clock::time_point deadline;  // the shutdown deadline, when stopping
+  };
   void Run();
+  // Waits for work or the next sweep (sweeping the stages when due) and takes the full batches,
+  // a partial batch when it has waited, and the queued log records. False when there is none.
+  bool TakeWork(Work& work, std::chrono::steady_clock::time_point& next_sweep);
+  // Writes each span batch (its answer is read later by Settle); the spans dropped for lack of
+  // time.
+  uint64_t SendSpanBatches(Work& work);
+  // Posts the log records in batches, reading each answer; the records dropped for lack of time.
+  uint64_t SendLogs(Work& work, ByteBuffer& log_body);
   // The calling thread's stage, made on its first span.
   Stage& ThisThreadStage();
   // The owner's move of its stage into batches (takes mu_), which empties the stage and grows

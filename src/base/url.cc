@@ -1,10 +1,10 @@
-#include "config/url.h"
+#include "base/url.h"
 
 #include <array>
 
-#include "config/ip_address.h"
+#include "base/ip_address.h"
 
-namespace xb::config {
+namespace xb {
 namespace {
 
 bool IsAlpha(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
@@ -59,6 +59,80 @@ bool IsPchar(char c) { return IsUnreserved(c) || IsSubDelim(c) || c == ':' || c 
 
 Status Malformed() { return InvalidArgument("not a valid URL"); }
 
+// port = *DIGIT, at most 65535.
+Status ParsePort(std::string_view port, Url& url) {
+  uint32_t value = 0;
+  for (char c : port) {
+    if (!IsDigit(c)) {
+      return Malformed();
+    }
+    value = value * 10 + static_cast<uint32_t>(c - '0');
+    if (value > 65535) {
+      return Malformed();
+    }
+  }
+  url.port = static_cast<uint16_t>(value);
+  return Status::Ok();
+}
+
+// authority = [ userinfo "@" ] host [ ":" port ], into `url`.
+Status ParseAuthority(std::string_view authority, Url& url) {
+  size_t at = authority.find('@');
+  if (at != std::string_view::npos) {
+    url.has_userinfo = true;
+    if (!AllInClass(authority.substr(0, at),
+                    [](char c) { return IsUnreserved(c) || IsSubDelim(c) || c == ':'; })) {
+      return Malformed();
+    }
+    authority.remove_prefix(at + 1);
+  }
+  std::string_view port;
+  bool has_port = false;
+  if (!authority.empty() && authority.front() == '[') {
+    size_t close = authority.find(']');
+    if (close == std::string_view::npos) {
+      return Malformed();
+    }
+    std::string_view literal = authority.substr(1, close - 1);
+    std::array<uint8_t, 16> v6;
+    if (!ParseIpv6(literal, &v6)) {
+      return Malformed();  // also IPvFuture ("v1.x") and zone ids
+    }
+    url.host_kind = Url::HostKind::kIpv6;
+    url.host = std::string(literal);
+    std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') {
+        return Malformed();
+      }
+      has_port = true;
+      port = after.substr(1);
+    }
+  } else {
+    size_t port_colon = authority.find(':');
+    std::string_view host = authority.substr(0, port_colon);
+    if (port_colon != std::string_view::npos) {
+      has_port = true;
+      port = authority.substr(port_colon + 1);
+    }
+    std::array<uint8_t, 4> v4;
+    if (ParseIpv4(host, &v4)) {
+      url.host_kind = Url::HostKind::kIpv4;
+    } else if (AllInClass(
+                   host, [](char c) { return IsUnreserved(c) || IsSubDelim(c); },
+                   &url.host_has_percent_encoding)) {
+      url.host_kind = Url::HostKind::kRegName;
+    } else {
+      return Malformed();
+    }
+    url.host = std::string(host);
+  }
+  if (has_port && !port.empty()) {
+    return ParsePort(port, url);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<Url> ParseUrl(std::string_view text) {
@@ -106,71 +180,7 @@ Result<Url> ParseUrl(std::string_view text) {
     return Malformed();
   }
   url.path = std::string(path);
-
-  size_t at = authority.find('@');
-  if (at != std::string_view::npos) {
-    url.has_userinfo = true;
-    if (!AllInClass(authority.substr(0, at),
-                    [](char c) { return IsUnreserved(c) || IsSubDelim(c) || c == ':'; })) {
-      return Malformed();
-    }
-    authority.remove_prefix(at + 1);
-  }
-
-  std::string_view port;
-  bool has_port = false;
-  if (!authority.empty() && authority.front() == '[') {
-    size_t close = authority.find(']');
-    if (close == std::string_view::npos) {
-      return Malformed();
-    }
-    std::string_view literal = authority.substr(1, close - 1);
-    std::array<uint8_t, 16> v6;
-    if (!ParseIpv6(literal, &v6)) {
-      return Malformed();  // also IPvFuture ("v1.x") and zone ids
-    }
-    url.host_kind = Url::HostKind::kIpv6;
-    url.host = std::string(literal);
-    std::string_view after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') {
-        return Malformed();
-      }
-      has_port = true;
-      port = after.substr(1);
-    }
-  } else {
-    size_t port_colon = authority.find(':');
-    std::string_view host = authority.substr(0, port_colon);
-    if (port_colon != std::string_view::npos) {
-      has_port = true;
-      port = authority.substr(port_colon + 1);
-    }
-    std::array<uint8_t, 4> v4;
-    if (ParseIpv4(host, &v4)) {
-      url.host_kind = Url::HostKind::kIpv4;
-    } else if (AllInClass(
-                   host, [](char c) { return IsUnreserved(c) || IsSubDelim(c); },
-                   &url.host_has_percent_encoding)) {
-      url.host_kind = Url::HostKind::kRegName;
-    } else {
-      return Malformed();
-    }
-    url.host = std::string(host);
-  }
-  if (has_port && !port.empty()) {
-    uint32_t value = 0;
-    for (char c : port) {
-      if (!IsDigit(c)) {
-        return Malformed();
-      }
-      value = value * 10 + static_cast<uint32_t>(c - '0');
-      if (value > 65535) {
-        return Malformed();
-      }
-    }
-    url.port = static_cast<uint16_t>(value);
-  }
+  XB_RETURN_IF_ERROR(ParseAuthority(authority, url));
   return url;
 }
 
@@ -215,4 +225,4 @@ bool IsLoopbackHost(const Url& url) {
   return false;
 }
 
-}  // namespace xb::config
+}  // namespace xb

@@ -1,6 +1,6 @@
-// A strict RFC 3986 reader for the URLs configuration checks look at (OTLP endpoint, JWKS URL,
-// chain RPC URLs, attachment base URL and storage endpoint). It splits and validates; it never
-// normalises, resolves or fetches anything.
+// A strict RFC 3986 reader for the URLs the backend is configured with or fetches (OTLP endpoint,
+// JWKS URL, chain RPC URLs, attachment base URL and storage endpoint; net/http_client). It splits
+// and validates; it never normalises, resolves or fetches anything.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 
 #include "base/status.h"
 
-namespace xb::config {
+namespace xb {
 
 struct Url {
   enum class HostKind { kRegName, kIpv4, kIpv6 };
@@ -42,4 +42,4 @@ bool IsLoopbackHost(const Url& url);
 // ASCII case-insensitive equality.
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
-}  // namespace xb::config
+}  // namespace xb

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace xb::config {
+namespace xb {
 
 // True when `text` is well-formed UTF-8 (no overlong forms, no surrogates, at most U+10FFFF).
 bool IsValidUtf8(std::string_view text);
@@ -27,4 +27,4 @@ bool ContainsWhiteSpace(std::string_view text);
 // left after trimming whitespace is empty.
 bool IsBlank(std::string_view text);
 
-}  // namespace xb::config
+}  // namespace xb

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace xb::config {
+namespace xb {
 
 // Dotted-quad IPv4 ("dec-octet" x4: 0-255, no leading zeros, no other forms).
 bool ParseIpv4(std::string_view text, std::array<uint8_t, 4>* out);
@@ -20,4 +20,4 @@ bool IsLoopbackIpv4(const std::array<uint8_t, 4>& address);
 // ::1 (in whatever form it was written).
 bool IsLoopbackIpv6(const std::array<uint8_t, 16>& address);
 
-}  // namespace xb::config
+}  // namespace xb

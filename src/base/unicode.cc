@@ -1,8 +1,8 @@
-#include "config/unicode.h"
+#include "base/unicode.h"
 
 #include <cstddef>
 
-namespace xb::config {
+namespace xb {
 namespace {
 
 // Decodes the code point starting at text[*pos] and advances *pos. Returns false on any
@@ -115,4 +115,4 @@ bool IsBlank(std::string_view text) {
   return true;
 }
 
-}  // namespace xb::config
+}  // namespace xb

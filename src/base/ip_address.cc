@@ -1,11 +1,11 @@
-#include "config/ip_address.h"
+#include "base/ip_address.h"
 
 #include <arpa/inet.h>
 
 #include <cstring>
 #include <string>
 
-namespace xb::config {
+namespace xb {
 
 bool ParseIpv4(std::string_view text, std::array<uint8_t, 4>* out) {
   std::array<uint8_t, 4> bytes{};
@@ -62,4 +62,4 @@ bool IsLoopbackIpv6(const std::array<uint8_t, 16>& address) {
   return address[15] == 1;
 }
 
-}  // namespace xb::config
+}  // namespace xb

@@ -1,0 +1,449 @@
+#include "net/http_client.h"
+
+#include <openssl/ssl.h>
+#include <sys/socket.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <cerrno>
+
+#include "base/url.h"
+#include "net/http_client_h2.h"
+#include "net/tls_client.h"
+
+namespace xb::net {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+using http_client_detail::H2ClientConnection;
+using http_client_detail::TlsStream;
+
+namespace {
+
+constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
+
+HttpError Timeout() { return HttpError{HttpErrorKind::kTimeout, "the deadline passed"}; }
+
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view HttpErrorKindName(HttpErrorKind kind) {
+  switch (kind) {
+    case HttpErrorKind::kInvalidRequest:
+      return "invalid_request";
+    case HttpErrorKind::kResolve:
+      return "resolve";
+    case HttpErrorKind::kVetoed:
+      return "vetoed";
+    case HttpErrorKind::kConnect:
+      return "connect";
+    case HttpErrorKind::kTls:
+      return "tls";
+    case HttpErrorKind::kTimeout:
+      return "timeout";
+    case HttpErrorKind::kBodyTooLarge:
+      return "body_too_large";
+    case HttpErrorKind::kProtocol:
+      return "protocol";
+    case HttpErrorKind::kClosed:
+      return "closed";
+    case HttpErrorKind::kRedirect:
+      return "redirect";
+  }
+  return "unknown";
+}
+
+const std::string* HttpResponse::Find(std::string_view name) const {
+  for (const auto& h : headers) {
+    if (h.name == name) {
+      return &h.value;
+    }
+  }
+  return nullptr;
+}
+
+struct HttpClient::Origin {
+  bool tls = false;
+  std::string host;       // as written; an IPv6 literal without brackets
+  uint16_t port = 0;      // the URL's, or 443 / 80
+  std::string authority;  // host[:port] as Host / :authority carry it
+  std::string path;       // path and query, "/" at least
+
+  std::string Key() const { return (tls ? "https://" : "http://") + authority; }
+};
+
+namespace {
+
+// The origin and request target of an http(s) URL with a host.
+Expected<HttpClient::Origin, HttpError> ParseTarget(std::string_view text) {
+  auto url = ParseUrl(text);
+  if (!url.ok() || !IsHttpUrlWithHost(*url) || url->has_userinfo) {
+    return HttpError{HttpErrorKind::kInvalidRequest, "the URL is not an http(s) URL with a host"};
+  }
+  HttpClient::Origin origin;
+  origin.tls = EqualsIgnoreCase(url->scheme, "https");
+  origin.host = url->host;
+  origin.port = url->port.value_or(origin.tls ? 443 : 80);
+  const std::string host =
+      url->host_kind == Url::HostKind::kIpv6 ? "[" + url->host + "]" : url->host;
+  origin.authority = url->port ? host + ":" + std::to_string(*url->port) : host;
+  // The target is the text after the authority, up to a fragment.
+  const size_t authority = text.find("://") + 3;
+  const size_t start = text.find_first_of("/?#", authority);
+  std::string_view rest = start == std::string_view::npos ? "" : text.substr(start);
+  rest = rest.substr(0, rest.find('#'));
+  origin.path = rest.empty() || rest.front() != '/' ? "/" + std::string(rest) : std::string(rest);
+  return origin;
+}
+
+// Resolves `origin` within `deadline` (a timer cancels the resolver) and applies the hook.
+asio::awaitable<Expected<ResolvedAddresses, HttpError>> Resolve(const HttpClient::Origin& origin,
+                                                                const ResolveHook& hook,
+                                                                Clock::time_point deadline) {
+  auto executor = co_await asio::this_coro::executor;
+  auto resolver = std::make_shared<tcp::resolver>(executor);
+  asio::steady_timer guard(executor);
+  guard.expires_at(deadline);
+  guard.async_wait([weak = std::weak_ptr<tcp::resolver>(resolver)](boost::system::error_code ec) {
+    if (auto r = weak.lock(); !ec && r != nullptr) {
+      r->cancel();
+    }
+  });
+  auto [ec, results] = co_await resolver->async_resolve(origin.host, std::to_string(origin.port),
+                                                        tcp::resolver::numeric_service, kNoThrow);
+  guard.cancel();
+  if (Clock::now() >= deadline) {
+    co_return Timeout();
+  }
+  if (ec || results.empty()) {
+    co_return HttpError{HttpErrorKind::kResolve, "the host did not resolve"};
+  }
+  ResolvedAddresses addresses;
+  for (const auto& entry : results) {
+    addresses.push_back(entry.endpoint());
+  }
+  if (!hook) {
+    co_return addresses;
+  }
+  auto chosen = hook(origin.host, std::move(addresses));
+  if (!chosen.ok()) {
+    co_return HttpError{HttpErrorKind::kVetoed, std::move(chosen).error()};
+  }
+  if (chosen->empty()) {
+    co_return HttpError{HttpErrorKind::kVetoed, "no address was left to connect to"};
+  }
+  co_return std::move(chosen).value();
+}
+
+HttpError FromIoError(boost::system::error_code ec, HttpErrorKind otherwise,
+                      std::string_view words) {
+  if (ec == beast::error::timeout) {
+    return Timeout();
+  }
+  return HttpError{otherwise, std::string(words)};
+}
+
+}  // namespace
+
+// A kept HTTP/1.1 connection: plain or TLS, and the bytes read past the last response.
+struct H1Connection {
+  std::unique_ptr<beast::tcp_stream> plain;
+  std::unique_ptr<TlsStream> tls;
+  beast::flat_buffer buffer;
+  Clock::time_point idle_since;
+
+  beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
+  // An idle connection the server closed (or wrote to unasked) is not one to send on.
+  bool PeerClosed() {
+    char byte;
+    const ssize_t n = ::recv(lowest().socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return !(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+  }
+};
+
+struct HttpClient::Pool {
+  std::vector<std::unique_ptr<H1Connection>> idle;  // most recent last
+  std::shared_ptr<H2ClientConnection> h2;
+};
+
+namespace {
+
+// A new connection: HTTP/1.1, or HTTP/2 when ALPN chose it.
+struct Connected {
+  std::unique_ptr<H1Connection> h1;
+  std::shared_ptr<H2ClientConnection> h2;
+};
+
+asio::awaitable<Expected<Connected, HttpError>> Connect(const HttpClient::Origin& origin,
+                                                        const HttpClientOptions& options,
+                                                        asio::ssl::context& tls,
+                                                        Clock::time_point deadline) {
+  XB_TRY_CO(ResolvedAddresses addresses, co_await Resolve(origin, options.resolve_hook, deadline));
+  auto executor = co_await asio::this_coro::executor;
+  beast::tcp_stream tcp_stream(executor);
+  tcp_stream.expires_at(deadline);
+  auto [cec, endpoint] = co_await tcp_stream.async_connect(addresses, kNoThrow);
+  (void)endpoint;
+  if (cec) {
+    co_return FromIoError(cec, HttpErrorKind::kConnect, "no address accepted a connection");
+  }
+  Connected connected;
+  connected.h1 = std::make_unique<H1Connection>();
+  if (!origin.tls) {
+    connected.h1->plain = std::make_unique<beast::tcp_stream>(std::move(tcp_stream));
+    co_return connected;
+  }
+  auto stream = std::make_unique<TlsStream>(std::move(tcp_stream), tls);
+  if (!SetTlsPeerName(stream->native_handle(), origin.host)) {
+    co_return HttpError{HttpErrorKind::kTls, "the host cannot be verified"};
+  }
+  auto [hec] = co_await stream->async_handshake(asio::ssl::stream_base::client, kNoThrow);
+  if (hec) {
+    co_return FromIoError(hec, HttpErrorKind::kTls, "the TLS handshake failed");
+  }
+  const unsigned char* alpn = nullptr;
+  unsigned alpn_size = 0;
+  SSL_get0_alpn_selected(stream->native_handle(), &alpn, &alpn_size);
+  if (std::string_view(reinterpret_cast<const char*>(alpn), alpn_size) == "h2") {
+    connected.h2 = H2ClientConnection::Start(std::move(stream));
+    if (connected.h2 == nullptr) {
+      co_return HttpError{HttpErrorKind::kProtocol, "the HTTP/2 session cannot be set up"};
+    }
+    connected.h1.reset();
+    co_return connected;
+  }
+  connected.h1->tls = std::move(stream);
+  co_return connected;
+}
+
+// What an HTTP/1.1 exchange left: the response or an error, whether the connection may serve
+// another request, and whether the request may go again on a new one (nothing came back on a
+// kept connection the server had meanwhile closed).
+struct H1Outcome {
+  Expected<HttpResponse, HttpError> result;
+  bool keep = false;
+  bool retry = false;
+};
+
+HttpError ReadError(boost::system::error_code ec) {
+  if (ec == beast::error::timeout) {
+    return Timeout();
+  }
+  if (ec == http::error::body_limit) {
+    return HttpError{HttpErrorKind::kBodyTooLarge, "the response body is over its limit"};
+  }
+  if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
+      ec == asio::error::eof || ec == asio::error::connection_reset ||
+      ec == asio::ssl::error::stream_truncated) {
+    return HttpError{HttpErrorKind::kClosed,
+                     "the server closed the connection before the response was complete"};
+  }
+  return HttpError{HttpErrorKind::kProtocol, "the server's answer is not valid HTTP"};
+}
+
+template <typename Stream>
+asio::awaitable<H1Outcome> H1Exchange(Stream& stream, H1Connection& connection,
+                                      const HttpRequest& request, const HttpClient::Origin& origin,
+                                      size_t max_header_bytes) {
+  connection.lowest().expires_at(request.deadline);
+  http::request<http::string_body> out;
+  out.method_string(request.method);
+  out.target(origin.path);
+  out.version(11);
+  out.set(http::field::host, origin.authority);
+  for (const auto& header : request.headers) {
+    out.set(header.name, header.value);
+  }
+  out.body() = request.body;
+  if (!request.body.empty() || request.method == "POST" || request.method == "PUT") {
+    out.prepare_payload();
+  }
+  auto [wec, written] = co_await http::async_write(stream, out, kNoThrow);
+  (void)written;
+  if (wec) {
+    co_return H1Outcome{FromIoError(wec, HttpErrorKind::kClosed, "the request could not be sent"),
+                        false, wec != beast::error::timeout};
+  }
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(request.max_body_bytes);
+  parser.header_limit(static_cast<uint32_t>(max_header_bytes));
+  parser.skip(request.method == "HEAD");
+  auto [rec, read] = co_await http::async_read(stream, connection.buffer, parser, kNoThrow);
+  (void)read;
+  if (rec) {
+    const bool nothing_came = !parser.got_some() && rec != beast::error::timeout;
+    co_return H1Outcome{ReadError(rec), false, nothing_came};
+  }
+  HttpResponse response;
+  response.status = parser.get().result_int();
+  for (const auto& field : parser.get()) {
+    response.headers.push_back(Header{Lower(field.name_string()), std::string(field.value())});
+  }
+  response.body = std::move(parser.get().body());
+  co_return H1Outcome{std::move(response), parser.get().keep_alive()};
+}
+
+asio::awaitable<H1Outcome> H1Send(H1Connection& connection, const HttpRequest& request,
+                                  const HttpClient::Origin& origin, size_t max_header_bytes) {
+  if (connection.tls) {
+    co_return co_await H1Exchange(*connection.tls, connection, request, origin, max_header_bytes);
+  }
+  co_return co_await H1Exchange(*connection.plain, connection, request, origin, max_header_bytes);
+}
+
+bool IsRedirect(unsigned status) {
+  return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<HttpClient>, std::string> HttpClient::Create(
+    asio::any_io_executor executor, HttpClientOptions options) {
+  if (options.tls_context != nullptr) {
+    auto shared = options.tls_context;
+    return std::unique_ptr<HttpClient>(
+        new HttpClient(std::move(executor), std::move(options), std::move(shared)));
+  }
+  TlsClientOptions tls{.ca_file = options.ca_file, .alpn = {"http/1.1"}};
+  if (options.offer_http2) {
+    tls.alpn.insert(tls.alpn.begin(), "h2");
+  }
+  XB_TRY(auto context, MakeClientTlsContext(tls));
+  return std::unique_ptr<HttpClient>(
+      new HttpClient(std::move(executor), std::move(options), std::move(context)));
+}
+
+HttpClient::HttpClient(asio::any_io_executor executor, HttpClientOptions options,
+                       std::shared_ptr<asio::ssl::context> tls)
+    : executor_(std::move(executor)), options_(std::move(options)), tls_(std::move(tls)) {}
+
+HttpClient::~HttpClient() {
+  for (auto& [key, pool] : pools_) {
+    if (pool->h2 != nullptr) {
+      pool->h2->Close();
+    }
+  }
+}
+
+size_t HttpClient::kept_connections() const {
+  size_t n = 0;
+  for (const auto& [key, pool] : pools_) {
+    n += pool->idle.size() + (pool->h2 != nullptr && pool->h2->usable() ? 1 : 0);
+  }
+  return n;
+}
+
+asio::awaitable<Expected<HttpResponse, HttpError>> HttpClient::Send(HttpRequest request) {
+  for (int hop = 0;; ++hop) {
+    XB_TRY_CO(HttpResponse response, co_await SendOnce(request));
+    const std::string* location = response.Find("location");
+    if (!IsRedirect(response.status) || request.redirects == RedirectPolicy::kReturn ||
+        location == nullptr) {
+      co_return response;
+    }
+    if (request.redirects == RedirectPolicy::kRefuse) {
+      co_return HttpError{HttpErrorKind::kRedirect, "the server answered with a redirect"};
+    }
+    if (hop >= request.max_redirects) {
+      co_return HttpError{HttpErrorKind::kRedirect, "the server redirected too many times"};
+    }
+    XB_TRY_CO(Origin origin, ParseTarget(request.url));
+    if (location->starts_with("/") && !location->starts_with("//")) {
+      request.url = origin.Key() + *location;
+    } else if (ParseTarget(*location).ok()) {
+      request.url = *location;
+    } else {
+      co_return HttpError{HttpErrorKind::kRedirect, "the redirect location is not usable"};
+    }
+    // RFC 9110 15.4: 303 asks for a GET; 301 and 302 turn a POST into one in practice.
+    if (response.status == 303 ||
+        ((response.status == 301 || response.status == 302) && request.method == "POST")) {
+      request.method = "GET";
+      request.body.clear();
+    }
+  }
+}
+
+asio::awaitable<Expected<HttpResponse, HttpError>> HttpClient::SendOnce(
+    const HttpRequest& request) {
+  XB_TRY_CO(Origin origin, ParseTarget(request.url));
+  auto& slot = pools_[origin.Key()];
+  if (slot == nullptr) {
+    slot = std::make_unique<Pool>();
+  }
+  Pool& pool = *slot;  // pools are never erased while the client lives
+  if (pool.h2 != nullptr && pool.h2->usable()) {
+    auto h2 = pool.h2;
+    // A named local, not a braced temporary: GCC 12 frees such an argument of a co_await-ed
+    // call twice.
+    http_client_detail::H2Request on_h2{&request, origin.authority, origin.path};
+    auto result = co_await h2->Send(std::move(on_h2));
+    if (result.ok()) {
+      result->reused_connection = true;
+    }
+    co_return result;
+  }
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::unique_ptr<H1Connection> connection;
+    while (!pool.idle.empty() && connection == nullptr) {
+      connection = std::move(pool.idle.back());
+      pool.idle.pop_back();
+      if (Clock::now() - connection->idle_since > options_.idle_timeout ||
+          connection->PeerClosed()) {
+        connection.reset();
+      }
+    }
+    const bool reused = connection != nullptr;
+    if (!reused) {
+      XB_TRY_CO(Connected made, co_await Connect(origin, options_, *tls_, request.deadline));
+      if (made.h2 != nullptr) {
+        if (pool.h2 == nullptr || !pool.h2->usable()) {
+          pool.h2 = made.h2;
+        }
+        http_client_detail::H2Request on_h2{&request, origin.authority, origin.path};
+        auto result = co_await made.h2->Send(std::move(on_h2));
+        if (made.h2 != pool.h2) {
+          made.h2->Close();  // a second one made meanwhile: not kept
+        }
+        co_return result;
+      }
+      connection = std::move(made.h1);
+    }
+    H1Outcome outcome = co_await H1Send(*connection, request, origin, options_.max_header_bytes);
+    if (!outcome.result.ok() && reused && outcome.retry) {
+      continue;  // a kept connection the server had closed: once more on a new one
+    }
+    if (outcome.result.ok()) {
+      outcome.result->reused_connection = reused;
+      if (outcome.keep && pool.idle.size() < options_.max_idle_per_origin) {
+        connection->lowest().expires_never();
+        connection->idle_since = Clock::now();
+        pool.idle.push_back(std::move(connection));
+      }
+    }
+    co_return std::move(outcome.result);
+  }
+  co_return HttpError{HttpErrorKind::kClosed, "the server closed the connection"};
+}
+
+}  // namespace xb::net

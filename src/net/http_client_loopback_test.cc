@@ -1,0 +1,263 @@
+// net/http_client against real servers on 127.0.0.1 (net/testing/loopback_servers.h): HTTP/1.1
+// and HTTP/2 over TLS with a test CA made at run time, plain HTTP/1.1, kept connections, the
+// deadline, the body cap, redirects, the resolver hook and a server that closes mid-response.
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <optional>
+
+#include "net/http_client.h"
+#include "net/testing/loopback_servers.h"
+
+namespace xb::net {
+namespace {
+
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+using Protocol = testing::LoopbackServer::Protocol;
+using Reply = Expected<HttpResponse, HttpError>;
+
+class HttpClientLoopbackTest : public ::testing::Test {
+ protected:
+  void SetUp() override { pki_ = testing::MakeTestPki(); }
+
+  std::unique_ptr<HttpClient> Client(HttpClientOptions options = {}) {
+    if (options.ca_file.empty()) {
+      options.ca_file = pki_->ca_file;
+    }
+    auto client = HttpClient::Create(io_.get_executor(), std::move(options));
+    EXPECT_TRUE(client.ok());
+    return std::move(client).value();
+  }
+  std::unique_ptr<testing::LoopbackServer> Server(Protocol protocol, bool tls = true) {
+    return std::make_unique<testing::LoopbackServer>(
+        io_, protocol,
+        tls ? testing::ServerTls(*pki_, protocol == Protocol::kHttp2 ? "h2" : "http/1.1")
+            : nullptr);
+  }
+  static HttpRequest Get(std::string url, Clock::duration budget = std::chrono::seconds(5)) {
+    return HttpRequest{.url = std::move(url), .deadline = Clock::now() + budget};
+  }
+  // Runs the requests at once on the test's io_context (the servers run there too).
+  std::vector<Reply> SendAll(HttpClient& client, std::vector<HttpRequest> requests) {
+    std::vector<std::optional<Reply>> replies(requests.size());
+    size_t done = 0;
+    for (size_t i = 0; i < requests.size(); ++i) {
+      asio::co_spawn(
+          io_,
+          [&, i]() -> asio::awaitable<void> {
+            replies[i].emplace(co_await client.Send(requests[i]));
+            ++done;
+          },
+          asio::detached);
+    }
+    const auto give_up = Clock::now() + std::chrono::seconds(20);
+    while (done < requests.size() && Clock::now() < give_up) {
+      io_.run_one_for(std::chrono::milliseconds(100));
+    }
+    std::vector<Reply> out;
+    for (auto& reply : replies) {
+      EXPECT_TRUE(reply.has_value());
+      out.push_back(reply.has_value() ? std::move(*reply)
+                                      : Reply(HttpError{HttpErrorKind::kTimeout, "test"}));
+    }
+    return out;
+  }
+  Reply SendOne(HttpClient& client, HttpRequest request) {
+    return std::move(SendAll(client, {std::move(request)})[0]);
+  }
+  static std::string Url(const testing::LoopbackServer& server, std::string path,
+                         std::string scheme = "https") {
+    return scheme + "://127.0.0.1:" + std::to_string(server.port()) + path;
+  }
+
+  asio::io_context io_;
+  std::unique_ptr<testing::TestPki> pki_;
+};
+
+TEST_F(HttpClientLoopbackTest, Http1OverTlsWithTheTestCa) {
+  auto server = Server(Protocol::kHttp1);
+  auto client = Client();
+  Reply reply = SendOne(*client, Get(Url(*server, "/hello")));
+  ASSERT_TRUE(reply.ok()) << reply.error().message;
+  EXPECT_EQ(reply->status, 200u);
+  EXPECT_EQ(reply->body, "hello");
+  EXPECT_EQ(reply->version, HttpVersion::kHttp1);
+}
+
+TEST_F(HttpClientLoopbackTest, Http2OverTlsChosenByAlpn) {
+  auto server = Server(Protocol::kHttp2);
+  auto client = Client();
+  HttpRequest post = Get(Url(*server, "/echo"));
+  post.method = "POST";
+  post.body = std::string(100000, 'x');  // over one DATA frame and the initial window
+  auto replies = SendAll(*client, {Get(Url(*server, "/hello")), post});
+  ASSERT_TRUE(replies[0].ok()) << replies[0].error().message;
+  EXPECT_EQ(replies[0]->version, HttpVersion::kHttp2);
+  EXPECT_EQ(replies[0]->body, "hello");
+  ASSERT_TRUE(replies[1].ok()) << replies[1].error().message;
+  EXPECT_EQ(replies[1]->body, post.body);
+}
+
+TEST_F(HttpClientLoopbackTest, PlainHttpIsHttp1) {
+  auto server = Server(Protocol::kHttp1, /*tls=*/false);
+  auto client = Client();
+  Reply reply = SendOne(*client, Get(Url(*server, "/hello", "http")));
+  ASSERT_TRUE(reply.ok()) << reply.error().message;
+  EXPECT_EQ(reply->body, "hello");
+}
+
+TEST_F(HttpClientLoopbackTest, KeptHttp1ConnectionIsReused) {
+  auto server = Server(Protocol::kHttp1);
+  auto client = Client();
+  for (int i = 0; i < 3; ++i) {
+    Reply reply = SendOne(*client, Get(Url(*server, "/hello")));
+    ASSERT_TRUE(reply.ok()) << reply.error().message;
+    EXPECT_EQ(reply->reused_connection, i > 0);
+  }
+  EXPECT_EQ(server->accepted(), 1);
+  EXPECT_EQ(client->kept_connections(), 1u);
+}
+
+TEST_F(HttpClientLoopbackTest, Http2MultiplexesOneConnection) {
+  auto server = Server(Protocol::kHttp2);
+  auto client = Client();
+  ASSERT_TRUE(SendOne(*client, Get(Url(*server, "/hello"))).ok());
+  auto replies = SendAll(*client, {Get(Url(*server, "/hello")), Get(Url(*server, "/hello")),
+                                   Get(Url(*server, "/hello"))});
+  for (const auto& reply : replies) {
+    ASSERT_TRUE(reply.ok()) << reply.error().message;
+    EXPECT_TRUE(reply->reused_connection);
+  }
+  EXPECT_EQ(server->accepted(), 1);
+}
+
+TEST_F(HttpClientLoopbackTest, DeadlineCoversTheWholeExchange) {
+  for (Protocol protocol : {Protocol::kHttp1, Protocol::kHttp2}) {
+    auto server = Server(protocol);
+    auto client = Client();
+    const auto start = Clock::now();
+    Reply reply = SendOne(*client, Get(Url(*server, "/slow"), std::chrono::milliseconds(300)));
+    ASSERT_FALSE(reply.ok());
+    EXPECT_EQ(reply.error().kind, HttpErrorKind::kTimeout);
+    EXPECT_LT(Clock::now() - start, std::chrono::seconds(3));
+  }
+}
+
+TEST_F(HttpClientLoopbackTest, BodyOverTheCapIsItsOwnError) {
+  for (Protocol protocol : {Protocol::kHttp1, Protocol::kHttp2}) {
+    auto server = Server(protocol);
+    auto client = Client();
+    HttpRequest request = Get(Url(*server, "/big"));
+    request.max_body_bytes = 1000;
+    Reply reply = SendOne(*client, request);
+    ASSERT_FALSE(reply.ok());
+    EXPECT_EQ(reply.error().kind, HttpErrorKind::kBodyTooLarge);
+    request.max_body_bytes = 64 << 10;  // exactly the body: fits
+    Reply fits = SendOne(*client, request);
+    ASSERT_TRUE(fits.ok()) << fits.error().message;
+    EXPECT_EQ(fits->body.size(), 64u << 10);
+  }
+}
+
+TEST_F(HttpClientLoopbackTest, RedirectsAreNotFollowedUnlessAsked) {
+  for (Protocol protocol : {Protocol::kHttp1, Protocol::kHttp2}) {
+    auto server = Server(protocol);
+    auto client = Client();
+    HttpRequest request = Get(Url(*server, "/redirect"));
+    Reply returned = SendOne(*client, request);
+    ASSERT_TRUE(returned.ok()) << returned.error().message;
+    EXPECT_EQ(returned->status, 302u);
+    request.redirects = RedirectPolicy::kRefuse;
+    Reply refused = SendOne(*client, request);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().kind, HttpErrorKind::kRedirect);
+    request.redirects = RedirectPolicy::kFollow;
+    Reply followed = SendOne(*client, request);
+    ASSERT_TRUE(followed.ok()) << followed.error().message;
+    EXPECT_EQ(followed->body, "hello");
+    request.max_redirects = 0;
+    Reply too_many = SendOne(*client, request);
+    ASSERT_FALSE(too_many.ok());
+    EXPECT_EQ(too_many.error().kind, HttpErrorKind::kRedirect);
+  }
+}
+
+TEST_F(HttpClientLoopbackTest, VetoedAddressIsNeverConnected) {
+  auto server = Server(Protocol::kHttp1);
+  std::vector<std::string> seen;
+  auto client = Client({.resolve_hook = [&](std::string_view host, ResolvedAddresses addresses)
+                            -> Expected<ResolvedAddresses, std::string> {
+    seen.emplace_back(host);
+    for (const auto& a : addresses) {
+      if (a.address().is_loopback()) {
+        return std::string("a loopback address is not allowed");
+      }
+    }
+    return addresses;
+  }});
+  Reply reply = SendOne(*client, Get(Url(*server, "/hello")));
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.error().kind, HttpErrorKind::kVetoed);
+  EXPECT_EQ(reply.error().message, "a loopback address is not allowed");
+  EXPECT_EQ(seen, std::vector<std::string>{"127.0.0.1"});
+  EXPECT_EQ(server->accepted(), 0);
+}
+
+TEST_F(HttpClientLoopbackTest, PinnedAddressIsUsedAndTheNameStillChecked) {
+  auto server = Server(Protocol::kHttp1);
+  const asio::ip::tcp::endpoint pinned(asio::ip::make_address("127.0.0.1"), server->port());
+  auto client =
+      Client({.resolve_hook = [&](std::string_view,
+                                  ResolvedAddresses) -> Expected<ResolvedAddresses, std::string> {
+        return ResolvedAddresses{pinned};
+      }});
+  // 127.0.0.2 is pinned to the server, whose certificate names 127.0.0.1 and localhost only.
+  Reply wrong = SendOne(*client, Get("https://127.0.0.2:" + std::to_string(server->port()) + "/"));
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.error().kind, HttpErrorKind::kTls);
+  Reply named = SendOne(*client, Get("https://localhost:1/hello"));  // port 1: pinned anyway
+  ASSERT_TRUE(named.ok()) << named.error().message;
+  EXPECT_EQ(named->body, "hello");
+}
+
+TEST_F(HttpClientLoopbackTest, UntrustedCertificateFailsTls) {
+  auto server = Server(Protocol::kHttp2);
+  auto client = HttpClient::Create(io_.get_executor(), {});  // system roots only
+  ASSERT_TRUE(client.ok());
+  Reply reply = SendOne(**client, Get(Url(*server, "/hello")));
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.error().kind, HttpErrorKind::kTls);
+}
+
+TEST_F(HttpClientLoopbackTest, ServerClosingMidResponseIsClosed) {
+  for (Protocol protocol : {Protocol::kHttp1, Protocol::kHttp2}) {
+    auto server = Server(protocol);
+    auto client = Client();
+    Reply reply = SendOne(*client, Get(Url(*server, "/cut")));
+    ASSERT_FALSE(reply.ok());
+    EXPECT_EQ(reply.error().kind, HttpErrorKind::kClosed) << reply.error().message;
+    // OPS-014: the words never carry the URL or address.
+    EXPECT_EQ(reply.error().message.find("127.0.0.1"), std::string::npos);
+    EXPECT_EQ(reply.error().message.find("/cut"), std::string::npos);
+  }
+}
+
+TEST_F(HttpClientLoopbackTest, ClosedKeptConnectionIsReplaced) {
+  auto server = Server(Protocol::kHttp1, /*tls=*/false);
+  auto client = Client();
+  ASSERT_TRUE(SendOne(*client, Get(Url(*server, "/hello", "http"))).ok());
+  // The server ends the kept connection: a request through "Connection: close" makes it close.
+  HttpRequest closing = Get(Url(*server, "/hello", "http"));
+  closing.headers.push_back({"connection", "close"});
+  ASSERT_TRUE(SendOne(*client, closing).ok());
+  Reply next = SendOne(*client, Get(Url(*server, "/hello", "http")));
+  ASSERT_TRUE(next.ok()) << next.error().message;
+  EXPECT_FALSE(next->reused_connection);
+  EXPECT_EQ(server->accepted(), 2);
+}
+
+}  // namespace
+}  // namespace xb::net

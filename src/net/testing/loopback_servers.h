@@ -1,0 +1,50 @@
+// Real loopback servers for net/http_client's tests: a test PKI made at run time with OpenSSL
+// (a CA and a leaf for "localhost" and 127.0.0.1), an HTTP/1.1 server (Beast, plain or TLS) and
+// an HTTP/2 server (nghttp2's server API, TLS with ALPN "h2"). Both listen on 127.0.0.1:0, run on
+// the test's io_context, count accepted connections and answer by path:
+//   /hello     200 "hello"              /echo   200, the request body
+//   /big       200, 64 KiB              /slow   never answers
+//   /redirect  302 to /hello            /cut    a head that promises 100 bytes, then a close
+// Test-only code (linked into the tests, never into the server).
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <memory>
+#include <string>
+
+namespace xb::net::testing {
+
+struct TestPki {
+  std::string ca_pem;
+  std::string leaf_pem;  // SAN: DNS:localhost, IP:127.0.0.1
+  std::string key_pem;
+  std::string ca_file;  // ca_pem written to a temporary file (removed with the object)
+  ~TestPki();
+};
+
+// A fresh CA and leaf (P-256, SHA-256), valid from an hour ago for a day.
+std::unique_ptr<TestPki> MakeTestPki();
+
+// A server TLS context with the leaf, selecting `alpn` ("h2" or "http/1.1") when offered.
+std::shared_ptr<boost::asio::ssl::context> ServerTls(const TestPki& pki, std::string alpn);
+
+class LoopbackServer {
+ public:
+  enum class Protocol { kHttp1, kHttp2 };
+  // `tls` null: plain HTTP/1.1. kHttp2 needs `tls`.
+  LoopbackServer(boost::asio::io_context& io, Protocol protocol,
+                 std::shared_ptr<boost::asio::ssl::context> tls);
+  ~LoopbackServer();
+
+  uint16_t port() const { return port_; }
+  int accepted() const { return *accepted_; }
+
+ private:
+  boost::asio::ip::tcp::acceptor acceptor_;
+  uint16_t port_ = 0;
+  std::shared_ptr<int> accepted_ = std::make_shared<int>(0);
+};
+
+}  // namespace xb::net::testing
