@@ -45,6 +45,9 @@ class CallObserver {
 
 struct CallOptions {
   const telemetry::Route* route = nullptr;
+  // The path of the handler the router matched (Handler::path, owned by the Router, which
+  // outlives every call); empty when no handler serves the request's path.
+  std::string_view served_path = {};
   Dialect dialect = Dialect::kGrpc;
   CallKind kind = CallKind::kUnary;
   std::string request_id;
@@ -103,6 +106,9 @@ class Call final : public net::Exchange,
 
   // --- Handler side ---
   const telemetry::Route& route() const { return *options_.route; }
+  // The matched handler's registered path (router-owned, never the request's bytes); empty for a
+  // path no handler serves.
+  std::string_view served_path() const { return options_.served_path; }
   const std::string& request_id() const { return options_.request_id; }
   // The connection's identity (net::RequestHead::connection); nullptr when unknown.
   const void* connection() const { return options_.connection; }

@@ -182,6 +182,7 @@ std::shared_ptr<Call> Dispatcher::MakeCall(const net::RequestHead& head,
                                            net::Waker wake) {
   CallOptions call_options{
       .route = &route,
+      .served_path = handler != nullptr ? handler->path : std::string_view(),
       .dialect = dialect,
       .kind = handler != nullptr ? handler->kind : CallKind::kUnary,
       .request_id = NewRequestId(),
@@ -294,6 +295,7 @@ void Dispatcher::OnCallDone(Call& call) {
           .request_id = call.request_id(),
           .identifier = options_.identifier,
           .rpc = route.rpc,
+          .served_path = call.served_path(),
           .duration_ms = seconds * 1000.0,
           .request_size_bytes = call.request_bytes(),
           .response_size_bytes = call.response_bytes(),

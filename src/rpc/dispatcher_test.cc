@@ -16,13 +16,14 @@ namespace asio = boost::asio;
 
 constexpr char kKnown[] = "/grpc.health.v1.Health/Check";
 constexpr char kUnknown[] = "/xmtp.backend.v1.NoSuchService/Nothing";
+// Served, but not a row of the OPS route table (DECISIONS.md).
+constexpr char kGet[] = "/xmtp.backend.v1.QueryService/Get";
 
 struct Pipeline {
   explicit Pipeline(Authenticate authenticate = nullptr) {
     router.Add(kKnown, CallKind::kUnary,
                [this](std::shared_ptr<Call> call) { return Answer(this, std::move(call)); });
     DispatcherOptions options;
-    options.request_logger = false;
     options.authenticate = std::move(authenticate);
     dispatcher = std::make_unique<Dispatcher>(router, admission, metrics, logger, options);
   }
@@ -56,7 +57,9 @@ struct Pipeline {
   Router router;
   Admission admission;
   telemetry::Metrics metrics{"test"};
-  telemetry::Logger logger{telemetry::LoggerOptions{.sink = [](std::string_view) {}, .clock = {}}};
+  std::vector<std::string> lines;  // the completion lines (OPS-018)
+  telemetry::Logger logger{telemetry::LoggerOptions{
+      .sink = [this](std::string_view line) { lines.emplace_back(line); }, .clock = {}}};
   std::unique_ptr<Dispatcher> dispatcher;
   int handled = 0;
 };
@@ -165,6 +168,33 @@ TEST(DispatcherStart, AdmittedUnaryCallRunsItsHandlerAndCountsAsLive) {
   EXPECT_TRUE(call->final_status().ok());
   call->OnResponseComplete();
   EXPECT_EQ(p.admission.live_unary(), 0);
+}
+
+// verifies: OPS-018 (method is the request path), OPS-014 (a path no handler serves is logged as
+// "unknown", never as the bytes sent)
+TEST(DispatcherCompletion, LogNamesTheServedPathOfGetAndUnknownForAnUnservedPath) {
+  Pipeline p;
+  p.router.Add(kGet, CallKind::kUnary,
+               [&p](std::shared_ptr<Call> call) { return Pipeline::Answer(&p, std::move(call)); });
+  auto get = p.Grpc(kGet);
+  ASSERT_NE(get, nullptr);
+  EXPECT_EQ(get->route().rpc, telemetry::Rpc::kUnknown);  // metric labels and span stay unknown
+  // The router's copy of the path, not the request's bytes.
+  EXPECT_EQ(get->served_path().data(), p.router.Find(kGet)->path.data());
+  p.io.poll();
+  EXPECT_TRUE(get->final_status().ok());
+  get->OnResponseComplete();
+  auto unknown = p.Grpc(kUnknown);
+  ASSERT_NE(unknown, nullptr);
+  EXPECT_TRUE(unknown->served_path().empty());
+  unknown->OnResponseComplete();
+
+  ASSERT_EQ(p.lines.size(), 2u);
+  EXPECT_NE(p.lines[0].find(" method=/xmtp.backend.v1.QueryService/Get "), std::string::npos)
+      << p.lines[0];
+  EXPECT_NE(p.lines[1].find(" method=unknown "), std::string::npos) << p.lines[1];
+  EXPECT_NE(p.lines[1].find(" grpc_code=Unimplemented"), std::string::npos) << p.lines[1];
+  EXPECT_EQ(p.lines[1].find("NoSuchService"), std::string::npos) << p.lines[1];
 }
 
 }  // namespace

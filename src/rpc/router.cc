@@ -6,7 +6,9 @@
 namespace xb::rpc {
 
 void Router::Add(std::string path, CallKind kind, HandlerFn fn) {
-  handlers_[std::move(path)] = Handler{kind, std::move(fn)};
+  const auto it =
+      handlers_.insert_or_assign(std::move(path), Handler{kind, std::move(fn), {}}).first;
+  it->second.path = it->first;  // a node's key never moves, rehash included
 }
 
 const Handler* Router::Find(std::string_view path) const {

@@ -18,11 +18,19 @@ using HandlerFn = std::function<boost::asio::awaitable<void>(std::shared_ptr<Cal
 struct Handler {
   CallKind kind = CallKind::kUnary;
   HandlerFn fn;
+  // The path it was registered under: the Router's own copy, valid for the Router's lifetime and
+  // never the bytes of a request (the completion log may name it, OPS-014, OPS-018).
+  std::string_view path;
 };
 
 class Router {
  public:
-  // `path` is "/package.Service/Method".
+  Router() = default;
+  // Not copyable: each Handler::path views its own Router's key.
+  Router(const Router&) = delete;
+  Router& operator=(const Router&) = delete;
+
+  // `path` is "/package.Service/Method". A second Add of the same path replaces its handler.
   void Add(std::string path, CallKind kind, HandlerFn fn);
   const Handler* Find(std::string_view path) const;
   // Distinct "package.Service" names with at least one handler, sorted.

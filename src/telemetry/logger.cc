@@ -299,10 +299,13 @@ Field Field::RequestId(std::string_view uuid) {
 Field Field::Identifier(std::string_view deployment_identifier) {
   return Field(LogField::kIdentifier, deployment_identifier);
 }
-Field Field::Method(Rpc rpc) {
+Field Field::Method(Rpc rpc, std::string_view served_path) {
+  // implements: OPS-018 (method is the request path), OPS-014 (only paths our code registered)
   const Route& route = RouteOf(rpc);
-  return Field(LogField::kMethod,
-               route.rpc == Rpc::kUnknown ? std::string_view("unknown") : route.path);
+  if (route.rpc != Rpc::kUnknown) {
+    return Field(LogField::kMethod, route.path);
+  }
+  return Field(LogField::kMethod, served_path.empty() ? std::string_view("unknown") : served_path);
 }
 Field Field::DurationMs(double ms) {
   return Field(LogField::kDurationMs, std::isfinite(ms) ? std::round(ms * 1000.0) / 1000.0 : ms);
@@ -406,13 +409,15 @@ void Logger::Completion(const CompletionEvent& e) {
   }
   if (e.trace_id.empty()) {
     Log(LogLevel::kInfo, "request completed",
-        {Field::RequestId(e.request_id), Field::Identifier(e.identifier), Field::Method(e.rpc),
-         Field::DurationMs(e.duration_ms), Field::RequestSizeBytes(e.request_size_bytes),
+        {Field::RequestId(e.request_id), Field::Identifier(e.identifier),
+         Field::Method(e.rpc, e.served_path), Field::DurationMs(e.duration_ms),
+         Field::RequestSizeBytes(e.request_size_bytes),
          Field::ResponseSizeBytes(e.response_size_bytes), Field::GrpcCode(e.grpc_code)});
   } else {
     Log(LogLevel::kInfo, "request completed",
-        {Field::RequestId(e.request_id), Field::Identifier(e.identifier), Field::Method(e.rpc),
-         Field::DurationMs(e.duration_ms), Field::RequestSizeBytes(e.request_size_bytes),
+        {Field::RequestId(e.request_id), Field::Identifier(e.identifier),
+         Field::Method(e.rpc, e.served_path), Field::DurationMs(e.duration_ms),
+         Field::RequestSizeBytes(e.request_size_bytes),
          Field::ResponseSizeBytes(e.response_size_bytes), Field::GrpcCode(e.grpc_code),
          Field::TraceId(e.trace_id)});
   }

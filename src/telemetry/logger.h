@@ -79,10 +79,12 @@ class Field {
   static Field RequestId(std::string_view uuid);
   // server.identifier, the deployment's configured name (CONF-002, OPS-013).
   static Field Identifier(std::string_view deployment_identifier);
-  // The request path from the route table, or "unknown" for any other path: the path a caller
-  // sent never reaches the log, since it could carry anything (OPS-014). QueryService/Get is
-  // therefore "unknown" too (DECISIONS.md).
-  static Field Method(Rpc rpc);
+  // The request path (OPS-018): the route table's path of `rpc`; for the unknown row,
+  // `served_path`, the path of the handler that served the request (QueryService/Get, which is
+  // served but not in the table: its metric labels and span name stay "unknown", DECISIONS.md),
+  // or "unknown" when it is empty. `served_path` must be a path our code registered, never the
+  // path a caller sent, which could carry anything (OPS-014).
+  static Field Method(Rpc rpc, std::string_view served_path);
   static Field DurationMs(double ms);  // rounded to the microsecond
   static Field RequestSizeBytes(uint64_t n);
   static Field ResponseSizeBytes(uint64_t n);
@@ -126,7 +128,10 @@ class Field {
 struct CompletionEvent {
   std::string_view request_id;  // the generated UUID (x-request-id)
   std::string_view identifier;  // server.identifier
-  Rpc rpc;                      // logged as method: route path or "unknown"
+  Rpc rpc;                      // logged as method: route path, else served_path or "unknown"
+  // The matched handler's registered path (rpc::Handler::path), empty when no handler served the
+  // request; used only for the unknown row (Field::Method).
+  std::string_view served_path = {};
   double duration_ms;
   uint64_t request_size_bytes;   // body bytes consumed, not headers or trailers
   uint64_t response_size_bytes;  // body bytes emitted

@@ -112,7 +112,7 @@ TEST(LoggerTest, CompletionLineTextForAnUnknownPathWithoutTraceContext) {
   Capture capture;
   Logger logger(capture.Options(LogLevel::kInfo, LogFormat::kText));
   CompletionEvent event = PublishCompletion();
-  event.rpc = LookupRoute("/xmtp.backend.v1.QueryService/Get").rpc;
+  event.rpc = LookupRoute("/xmtp.backend.v1.NoSuchService/Nothing").rpc;  // served_path empty
   event.grpc_code = StatusCode::kUnimplemented;
   event.trace_id = "";
   event.identifier = "deployment one";
@@ -123,6 +123,36 @@ TEST(LoggerTest, CompletionLineTextForAnUnknownPathWithoutTraceContext) {
             "request_id=0f8fad5b-d9cb-469f-a165-70867728950e identifier=\"deployment one\" "
             "method=unknown duration_ms=12.346 request_size_bytes=120 response_size_bytes=45 "
             "grpc_code=Unimplemented\n");
+}
+
+// verifies: OPS-018 (method is the request path: QueryService/Get, served but outside the route
+// table, is logged under its handler's path)
+TEST(LoggerTest, CompletionLineNamesTheServedPathOfARequestOutsideTheRouteTable) {
+  Capture capture;
+  Logger logger(capture.Options(LogLevel::kInfo, LogFormat::kJson));
+  CompletionEvent event = PublishCompletion();
+  event.rpc = LookupRoute("/xmtp.backend.v1.QueryService/Get").rpc;
+  ASSERT_EQ(event.rpc, Rpc::kUnknown);
+  event.served_path = "/xmtp.backend.v1.QueryService/Get";
+  logger.Completion(event);
+  ASSERT_EQ(capture.lines.size(), 1u);
+  EXPECT_NE(capture.lines[0].find(R"("method":"/xmtp.backend.v1.QueryService/Get",)"),
+            std::string::npos)
+      << capture.lines[0];
+}
+
+// verifies: OPS-018 (a row of the route table is logged under its own path, whatever the event's
+// served_path says)
+TEST(LoggerTest, CompletionLineOfARouteTableRowIgnoresTheServedPath) {
+  Capture capture;
+  Logger logger(capture.Options(LogLevel::kInfo, LogFormat::kText));
+  CompletionEvent event = PublishCompletion();
+  event.served_path = "/xmtp.backend.v1.QueryService/Get";
+  logger.Completion(event);
+  ASSERT_EQ(capture.lines.size(), 1u);
+  EXPECT_NE(capture.lines[0].find(" method=/xmtp.backend.v1.PublishService/Publish "),
+            std::string::npos)
+      << capture.lines[0];
 }
 
 TEST(LoggerTest, JsonEscapingAndInvalidUtf8) {

@@ -46,7 +46,9 @@ struct Route {
 };
 
 // The row whose path equals `path` byte for byte; the unknown row for anything else, including
-// /xmtp.backend.v1.QueryService/Get, which is served but is not in the table (DECISIONS.md).
+// /xmtp.backend.v1.QueryService/Get, which is served but is not in the table: its metric labels
+// and span name are "unknown" (DECISIONS.md), while its completion log line names its path, taken
+// from the router's handler (telemetry::CompletionEvent::served_path, OPS-018).
 // The returned reference is to static storage.
 const Route& LookupRoute(std::string_view path);
 

@@ -8,6 +8,8 @@ import health_pb2
 from xmtp.backend.v1 import backend_pb2
 
 GET_CONFIGURATION = "/xmtp.backend.v1.ConfigurationService/GetConfiguration"
+GET = "/xmtp.backend.v1.QueryService/Get"
+INT64_MAX = (1 << 63) - 1
 FIELDS = {"time", "level", "msg", "request_id", "identifier", "method", "duration_ms",
           "request_size_bytes", "response_size_bytes", "grpc_code"}
 
@@ -41,6 +43,20 @@ class CompletionLogTest(harness.ServerTestCase):
         self.assertGreaterEqual(line["duration_ms"], 0)
         # Health requests get no completion line.
         self.assertFalse([r for r in self.completions() if "Health" in r["method"]])
+
+    # verifies: OPS-018 — method is the request path, for Get too, which is served but not in the
+    # route table (its metric labels stay unknown, DECISIONS.md).
+    def test_get_is_logged_under_its_path(self):
+        with self.server.channel() as ch:
+            with self.assertRaises(grpc.RpcError) as ctx:
+                harness.unary(ch, GET, backend_pb2.GetRequest(sequence_id=INT64_MAX),
+                              backend_pb2.ServerEnvelope)
+        self.assertEqual(ctx.exception.code(), grpc.StatusCode.NOT_FOUND)
+        request_id = dict(ctx.exception.initial_metadata())["x-request-id"]
+        line = harness.wait_for(
+            lambda: [r for r in self.completions() if r["request_id"] == request_id], 5, "line")[0]
+        self.assertEqual(line["method"], GET)
+        self.assertEqual(line["grpc_code"], "NotFound")
 
     # verifies: OPS-014 — a caller-chosen path never reaches the log; it is logged as unknown.
     def test_unknown_path_is_logged_as_unknown(self):
