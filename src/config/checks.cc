@@ -160,7 +160,8 @@ Status CheckPublishing(const PublishingConfig& p, const DatabaseConfig& d) {
 }
 
 Status CheckStreams(const StreamsConfig& s) {
-  XB_RETURN_IF_ERROR(CheckDurationMs("streams.poll_interval_ms", s.poll_interval_ms, kNoMax));
+  XB_RETURN_IF_ERROR(CheckDurationMs("streams.poll_interval_ms",
+                                     static_cast<uint64_t>(s.poll_interval.count()), kNoMax));
   XB_RETURN_IF_ERROR(CheckRange("streams.max_gap_ranges", s.max_gap_ranges, 1, kNoMax));
   XB_RETURN_IF_ERROR(
       CheckDurationMs("streams.keepalive_interval_ms", s.keepalive_interval_ms, kMaxUint32));

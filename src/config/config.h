@@ -3,6 +3,7 @@
 // which has already run every static startup check of CONF section 3; read-only afterwards.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -61,7 +62,9 @@ struct PublishingConfig {
 };
 
 struct StreamsConfig {
-  uint64_t poll_interval_ms = 100;
+  // streams.poll_interval_ms: checked once here (1 ms up to what a monotonic deadline can hold)
+  // and carried as a duration to the tailer and the store.
+  std::chrono::milliseconds poll_interval{100};
   uint64_t max_gap_ranges = 10000;
   uint64_t keepalive_interval_ms = 30000;
   uint64_t max_pong_wait_ms = 90000;

@@ -83,7 +83,10 @@ Status ReadPublishing(TableReader& r, PublishingConfig* p) {
 }
 
 Status ReadStreams(TableReader& r, StreamsConfig* s) {
-  XB_RETURN_IF_ERROR(r.Unsigned("poll_interval_ms", &s->poll_interval_ms));
+  // A TOML integer is at most INT64_MAX, so a read value always fits the duration.
+  uint64_t poll_interval_ms = static_cast<uint64_t>(s->poll_interval.count());
+  XB_RETURN_IF_ERROR(r.Unsigned("poll_interval_ms", &poll_interval_ms));
+  s->poll_interval = std::chrono::milliseconds(static_cast<int64_t>(poll_interval_ms));
   XB_RETURN_IF_ERROR(r.Unsigned("max_gap_ranges", &s->max_gap_ranges));
   XB_RETURN_IF_ERROR(r.Unsigned("keepalive_interval_ms", &s->keepalive_interval_ms));
   XB_RETURN_IF_ERROR(r.Unsigned("max_pong_wait_ms", &s->max_pong_wait_ms));

@@ -360,7 +360,7 @@ TEST_F(LoadMinimalDocument, GivesTelemetryDatabaseStreamsAndRetentionDefaults) {
   EXPECT_EQ(c.publishing.max_publish_duration_ms, 10000u);
   EXPECT_EQ(c.publishing.max_barrier_wait_ms, 1000u);
 
-  EXPECT_EQ(c.streams.poll_interval_ms, 100u);
+  EXPECT_EQ(c.streams.poll_interval, std::chrono::milliseconds(100));
   EXPECT_EQ(c.streams.max_gap_ranges, 10000u);
   EXPECT_EQ(c.streams.keepalive_interval_ms, 30000u);
   EXPECT_EQ(c.streams.max_pong_wait_ms, 90000u);
@@ -556,7 +556,7 @@ TEST(LoadDocument, EveryKeyIsRead) {
   EXPECT_EQ(c.database.max_statement_timeout_ms, 4000u);
   EXPECT_EQ(c.publishing.max_publish_duration_ms, 4001u);
   EXPECT_EQ(c.publishing.max_barrier_wait_ms, 50u);
-  EXPECT_EQ(c.streams.poll_interval_ms, 20u);
+  EXPECT_EQ(c.streams.poll_interval, std::chrono::milliseconds(20));
   EXPECT_EQ(c.streams.max_gap_ranges, 5u);
   EXPECT_EQ(c.streams.keepalive_interval_ms, 1000u);
   EXPECT_EQ(c.streams.max_pong_wait_ms, 3000u);

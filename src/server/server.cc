@@ -320,7 +320,7 @@ asio::awaitable<bool> Server::RecoverStreams() {
   streams_ = std::make_unique<fanout::Streams>(
       *store_, *db_pool_, metrics_, logger_, tracer_.get(), api::EncodeServerEnvelope,
       fanout::StreamsOptions{
-          .poll_interval = std::chrono::milliseconds(config_.streams.poll_interval_ms),
+          .poll_interval = config_.streams.poll_interval,
           .max_gap_ranges = config_.streams.max_gap_ranges,
           .fetch_permits = fetch_permits,
           // One kept wave buffer per permit, each up to the largest wave a stream reads from the
