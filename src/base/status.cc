@@ -6,11 +6,10 @@ namespace xb {
 
 std::string_view StatusCodeName(StatusCode code) {
   static constexpr std::array<std::string_view, kStatusCodeCount> kNames = {
-      "OK",           "Cancelled",          "Unknown",          "InvalidArgument",
-      "DeadlineExceeded", "NotFound",       "AlreadyExists",    "PermissionDenied",
-      "ResourceExhausted", "FailedPrecondition", "Aborted",      "OutOfRange",
-      "Unimplemented", "Internal",          "Unavailable",      "DataLoss",
-      "Unauthenticated"};
+      "OK",       "Cancelled",      "Unknown",          "InvalidArgument",   "DeadlineExceeded",
+      "NotFound", "AlreadyExists",  "PermissionDenied", "ResourceExhausted", "FailedPrecondition",
+      "Aborted",  "OutOfRange",     "Unimplemented",    "Internal",          "Unavailable",
+      "DataLoss", "Unauthenticated"};
   auto index = static_cast<int>(code);
   if (index < 0 || index >= kStatusCodeCount) {
     return "Unknown";

@@ -26,7 +26,8 @@ std::string Encode(std::string_view bytes, bool pad) {
   size_t i = 0;
   for (; i + 3 <= bytes.size(); i += 3) {
     const uint32_t v = (static_cast<uint8_t>(bytes[i]) << 16) |
-                       (static_cast<uint8_t>(bytes[i + 1]) << 8) | static_cast<uint8_t>(bytes[i + 2]);
+                       (static_cast<uint8_t>(bytes[i + 1]) << 8) |
+                       static_cast<uint8_t>(bytes[i + 2]);
     out.push_back(kAlphabet[(v >> 18) & 63]);
     out.push_back(kAlphabet[(v >> 12) & 63]);
     out.push_back(kAlphabet[(v >> 6) & 63]);
