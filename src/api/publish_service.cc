@@ -63,10 +63,10 @@ asio::awaitable<Status> ValidateKeyPackages(const ApiContext& ctx,
     return store->FindDuplicates(keys);
   };
   auto duplicates = co_await ctx.db->Run(std::move(duplicates_job));
-  if (auto* error = std::get_if<store::StoreError>(&duplicates)) {
-    co_return StoreErrorStatus(*error, ctx);
+  if (!duplicates.ok()) {
+    co_return StoreErrorStatus(duplicates.error(), ctx);
   }
-  const auto& stored = std::get<std::vector<std::optional<store::EnvelopeMeta>>>(duplicates);
+  const auto& stored = duplicates.value();
   std::vector<PendingKeyPackage> to_validate;
   for (size_t i = 0; i < pending.size(); ++i) {
     if (!stored.at(i).has_value()) {
@@ -239,7 +239,7 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx, std:
   if (ctx.tracer != nullptr) {
     // publish.locks: from handing the commit to the store until its locks were held;
     // db.commit_publish: from then until the commit returned (the store reports the boundary).
-    const auto* committed = std::get_if<store::CommitPublishResult>(&result);
+    const store::CommitPublishResult* committed = result.ok() ? &result.value() : nullptr;
     if (committed != nullptr && committed->locked_at != store::Clock::time_point{}) {
       ctx.tracer->Start(telemetry::Operation::kPublishLocks, parent, commit_started)
           .EndAt(committed->locked_at);
@@ -252,28 +252,29 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx, std:
       commit_span.EndAt(commit_ended);
     }
   }
-  if (auto* error = std::get_if<store::StoreError>(&result)) {
-    if (error->kind == store::ErrorKind::kAdmission &&
-        error->admission.code() != StatusCode::kInvalidArgument) {
+  if (!result.ok()) {
+    if (result.error().kind == store::ErrorKind::kAdmission &&
+        result.error().admission.code() != StatusCode::kInvalidArgument) {
       // A retryable verifier failure (UNAVAILABLE, API-231) or a history that does not decode
       // (INTERNAL) at the lowest failing index.
       ctx.metrics->api().publish_envelopes.Add(telemetry::PublishOutcome::kRejected,
                                                static_cast<uint64_t>(n));
-      co_return error->admission;
+      co_return result.error().admission;
     }
-    if (error->kind == store::ErrorKind::kAdmission) {
-      auto detail = PublishErrorOf(error->admission);
+    if (result.error().kind == store::ErrorKind::kAdmission) {
+      auto detail = PublishErrorOf(result.error().admission);
       const Reason reason =
           detail ? detail->reason() : v1::PublishError::REASON_INVALID_IDENTITY_UPDATE;
-      co_return Reject(ctx, n, reason, first_position.at(error->item), error->admission.message());
+      co_return Reject(ctx, n, reason, first_position.at(result.error().item),
+                       result.error().admission.message());
     }
     ctx.metrics->api().publish_envelopes.Add(telemetry::PublishOutcome::kRejected,
                                              static_cast<uint64_t>(n));
-    co_return StoreErrorStatus(*error, ctx);
+    co_return StoreErrorStatus(result.error(), ctx);
   }
 
   // implements: API-221 — one entry per request position, duplicates included.
-  const auto& committed = std::get<store::CommitPublishResult>(result);
+  const auto& committed = result.value();
   v1::PublishResponse response;
   for (int i = 0; i < static_cast<int>(item_of.size()); ++i) {
     const size_t item = item_of[static_cast<size_t>(i)];

@@ -123,7 +123,7 @@ void Tailer::RunBoundaryWorker() {
     }
     auto result = store_.AdvanceBoundary();
     auto& advances = metrics_.tailer().boundary_advances;
-    if (std::holds_alternative<store::StoreError>(result)) {
+    if (!result.ok()) {
       advances.Inc(telemetry::BoundaryResult::kError);
       logger_.Warn("allocation boundary advance failed; restarting stream recovery");
       {
@@ -131,7 +131,7 @@ void Tailer::RunBoundaryWorker() {
         boundary_failed_ = true;
       }
       tailer_cv_.notify_one();  // ends the tailer's sleep (SleepUntil)
-    } else if (std::get<store::BoundaryAdvance>(result).lock_timeout) {
+    } else if (result.value().lock_timeout) {
       advances.Inc(telemetry::BoundaryResult::kLockTimeout);
       logger_.Warn("allocation boundary advance timed out waiting for the barrier");
       std::lock_guard lock(mu_);
@@ -253,12 +253,12 @@ bool Tailer::Bootstrap() {
     // Step 2: the boundary B on the primary.
     auto advance = store_.AdvanceBoundary();
     auto& advances = metrics_.tailer().boundary_advances;
-    if (std::holds_alternative<store::StoreError>(advance)) {
+    if (!advance.ok()) {
       advances.Inc(telemetry::BoundaryResult::kError);
       logger_.Warn("stream recovery: allocation boundary advance failed; retrying");
       continue;
     }
-    const auto& outcome = std::get<store::BoundaryAdvance>(advance);
+    const auto& outcome = advance.value();
     if (outcome.lock_timeout) {
       advances.Inc(telemetry::BoundaryResult::kLockTimeout);
       continue;
@@ -267,21 +267,20 @@ bool Tailer::Bootstrap() {
     const int64_t boundary = outcome.boundary;
     // Step 3: a fresh dedicated connection to the read database.
     auto reader = store_.OpenTailReader();
-    if (std::holds_alternative<store::StoreError>(reader)) {
+    if (!reader.ok()) {
       logger_.Warn("stream recovery: cannot open the tailer's read connection; retrying");
       continue;
     }
-    reader_ = std::move(std::get<std::unique_ptr<store::TailReader>>(reader));
+    reader_ = std::move(reader.value());
     // Step 4: wait until the read database shows B.
     bool visible = false;
     bool failed = false;
     while (!visible && !failed) {
       auto seen = reader_->Begin();
       auto ended = reader_->End();
-      if (std::holds_alternative<store::StoreError>(seen) ||
-          std::holds_alternative<store::StoreError>(ended)) {
+      if (!seen.ok() || !ended.ok()) {
         failed = true;
-      } else if (std::get<int64_t>(seen) >= boundary) {
+      } else if (seen.value() >= boundary) {
         visible = true;
       } else if (!SleepUntil(Clock::now() + options_.poll_interval, false)) {
         return false;
@@ -309,15 +308,15 @@ Tailer::PollOutcome Tailer::Poll() {
       metrics_.db().errors.Inc(telemetry::DbErrorKind::kInvariant);
     }
     if (reader_) {
-      reader_->End();
+      (void)reader_->End();  // the poll has failed already; a failed End adds nothing
     }
     return PollOutcome::kFailed;
   };
   auto begun = reader_->Begin();
-  if (std::holds_alternative<store::StoreError>(begun)) {
+  if (!begun.ok()) {
     return fail(false);
   }
-  const int64_t b = std::get<int64_t>(begun);
+  const int64_t b = begun.value();
 
   std::vector<store::RowHead> selected;
   uint64_t bytes = 0;
@@ -341,10 +340,10 @@ Tailer::PollOutcome Tailer::Poll() {
     std::vector<store::IdRange> batch(ranges.begin() + static_cast<ptrdiff_t>(start),
                                       ranges.begin() + static_cast<ptrdiff_t>(end));
     auto probed = reader_->Probe(batch, kProbeRowsPerRange);
-    if (std::holds_alternative<store::StoreError>(probed)) {
+    if (!probed.ok()) {
       return fail(false);
     }
-    const auto& per_range = std::get<std::vector<std::vector<store::RowHead>>>(probed);
+    const auto& per_range = probed.value();
     if (per_range.size() != batch.size()) {
       return fail(true);
     }
@@ -370,10 +369,10 @@ Tailer::PollOutcome Tailer::Poll() {
   // Forward scan, only after complete probes (ARC-037).
   if (!incomplete) {
     auto forward = reader_->Forward(cursor_, kForwardRows);
-    if (std::holds_alternative<store::StoreError>(forward)) {
+    if (!forward.ok()) {
       return fail(false);
     }
-    const auto& rows = std::get<std::vector<store::RowHead>>(forward);
+    const auto& rows = forward.value();
     for (const auto& row : rows) {
       if (!admit(row)) {
         incomplete = true;
@@ -401,10 +400,10 @@ Tailer::PollOutcome Tailer::Poll() {
   }
   if (!ids.empty()) {
     auto loaded = reader_->Load(ids);
-    if (std::holds_alternative<store::StoreError>(loaded)) {
+    if (!loaded.ok()) {
       return fail(false);
     }
-    auto& full = std::get<std::vector<store::StoredEnvelope>>(loaded);
+    auto& full = loaded.value();
     if (full.size() != ids.size()) {
       return fail(true);
     }
@@ -419,7 +418,7 @@ Tailer::PollOutcome Tailer::Poll() {
       rows.push_back(std::move(row));
     }
   }
-  if (std::holds_alternative<store::StoreError>(reader_->End())) {
+  if (!(reader_->End()).ok()) {
     return fail(false);
   }
   tm.polls.Inc(telemetry::TailerPollResult::kOk);

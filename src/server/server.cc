@@ -277,12 +277,12 @@ int Run(const config::Config& config, RunOptions options) {
   std::unique_ptr<store::Store> store = std::move(opened).value();
   {
     auto clock = store->ClockNs();
-    if (std::holds_alternative<store::StoreError>(clock)) {
+    if (!clock.ok()) {
       Fail("configuration is invalid: database.url (the store clock cannot be read)");
       return 1;
     }
     // implements: OPS-020 (startup)
-    Status fits = config::CheckRetentionFitsClock(config.retention, std::get<int64_t>(clock));
+    Status fits = config::CheckRetentionFitsClock(config.retention, clock.value());
     if (!fits.ok()) {
       Fail(fits.message());
       return 1;

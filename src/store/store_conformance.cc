@@ -48,21 +48,22 @@ using test_data::WelcomeTopic;
 
 template <typename T>
 bool IsOk(const StoreResult<T>& result) {
-  return std::holds_alternative<T>(result);
+  return result.ok();
 }
 
 template <typename T>
 std::string Describe(const StoreResult<T>& result) {
-  if (const auto* e = std::get_if<StoreError>(&result)) {
-    return "store error kind " + std::to_string(static_cast<int>(e->kind)) + ": " + e->message;
+  if (!result.ok()) {
+    return "store error kind " + std::to_string(static_cast<int>(result.error().kind)) + ": " +
+           result.error().message;
   }
   return "ok";
 }
 
 template <typename T>
 StoreError ErrorOf(const StoreResult<T>& result) {
-  if (const auto* e = std::get_if<StoreError>(&result)) {
-    return *e;
+  if (!result.ok()) {
+    return result.error();
   }
   StoreError none;
   none.message = "no error";
@@ -75,7 +76,7 @@ StoreError ErrorOf(const StoreResult<T>& result) {
   auto XB_STORE_CONCAT(store_result_, __LINE__) = (expr);     \
   ASSERT_TRUE(IsOk(XB_STORE_CONCAT(store_result_, __LINE__))) \
       << Describe(XB_STORE_CONCAT(store_result_, __LINE__));  \
-  lhs = std::get<0>(std::move(XB_STORE_CONCAT(store_result_, __LINE__)))
+  lhs = std::move(XB_STORE_CONCAT(store_result_, __LINE__)).value()
 
 void ExpectMetaEq(const EnvelopeMeta& a, const EnvelopeMeta& b) {
   EXPECT_EQ(a.sequence_id, b.sequence_id);
@@ -714,7 +715,7 @@ TEST_P(StoreConformanceTest, ConcurrentPublishersGetUniqueIdsAndReadersSeePrefix
         reader_errors.push_back(Describe(page));
         return;
       }
-      snapshots.push_back(std::get<QueryPage>(std::move(page)));
+      snapshots.push_back(std::move(page).value());
     }
   });
   std::vector<std::thread> writers;
@@ -728,7 +729,7 @@ TEST_P(StoreConformanceTest, ConcurrentPublishersGetUniqueIdsAndReadersSeePrefix
           published[t].errors.push_back(Describe(result));
           continue;
         }
-        published[t].publishes.push_back(std::get<CommitPublishResult>(result).metas);
+        published[t].publishes.push_back(result.value().metas);
       }
       running.fetch_sub(1);
     });
@@ -806,7 +807,7 @@ std::vector<EnvelopeMeta> PublishEach(
       ADD_FAILURE() << Describe(result);
       return metas;
     }
-    metas.push_back(std::get<CommitPublishResult>(result).metas[0]);
+    metas.push_back(result.value().metas[0]);
   }
   return metas;
 }

@@ -144,8 +144,8 @@ DbResult<std::unique_ptr<Connection>> Connection::Open(const std::string& url,
                                   "; SET client_connection_check_interval = 1000"
                                   "; SET plan_cache_mode = force_generic_plan",
                               deadline);
-  if (auto* e = std::get_if<DbError>(&set)) {
-    return std::move(*e);
+  if (!set.ok()) {
+    return std::move(set).error();
   }
   return conn;
 }
@@ -167,7 +167,7 @@ DbResult<PgResult> Connection::Exec(std::string_view what, const char* sql, cons
       return Broken(what);
     }
     auto prepared = Await(what, deadline);
-    if (std::holds_alternative<DbError>(prepared)) {
+    if (!prepared.ok()) {
       return prepared;
     }
     it = prepared_.emplace(sql, std::move(name)).first;

@@ -294,21 +294,21 @@ class PublishTransaction {
   // not one request's own (a database error, a timeout, an expiry overflow) fails the whole
   // transaction: BatchFailure::retry_alone says whether the requests may still run on their own
   // (nothing was committed) or must all report the error (the commit's outcome is unknown).
-  std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Run(
+  Expected<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Run(
       const std::vector<const CommitPublishRequest*>& requests);
 
  private:
   // Run for requests of group-message kinds only (no identity item, no pending validation
   // failure): no outcome then depends on what the duplicate check finds, so the whole transaction
   // is one round trip.
-  std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> RunInOneRound(
+  Expected<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> RunInOneRound(
       const std::vector<const CommitPublishRequest*>& requests);
 
   // `before` (statements of this transaction not yet sent), then the barrier, kStoreNew bound to
   // `params` for `inputs` rows and the COMMIT, in one round trip. Returns kStoreNew's rows, one
   // per input.
-  std::variant<PgResult, BatchFailure> StoreAndCommit(std::vector<Connection::Statement> before,
-                                                      const Params& params, size_t inputs);
+  Expected<PgResult, BatchFailure> StoreAndCommit(std::vector<Connection::Statement> before,
+                                                  const Params& params, size_t inputs);
 
   // Any failure: roll back (the transaction guard) and report.
   StoreError Fail(const DbError& error) {
@@ -368,10 +368,10 @@ DbResult<std::vector<PgResult>> PublishTransaction::Round(
   all.insert(all.end(), statements.begin(), statements.end());
   auto r = conn_.ExecPipeline(what, all, end_ + kServerFirst, failed_at);
   *failed_at = *failed_at < prefix ? 0 : *failed_at - prefix;
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return std::move(*e);
+  if (!r.ok()) {
+    return std::move(r).error();
   }
-  auto& results = std::get<std::vector<PgResult>>(r);
+  auto& results = r.value();
   results.erase(results.begin(), results.begin() + static_cast<std::ptrdiff_t>(prefix));
   return std::move(results);
 }
@@ -386,12 +386,12 @@ void PublishTransaction::Rollback() {
   }
   auto deadline = Clock::now() + std::chrono::milliseconds(statement_timeout_ms_);
   auto r = conn_.ExecScript("commit publish: rollback", "ROLLBACK", deadline);
-  if (std::holds_alternative<DbError>(r) || conn_.transaction_status() != PQTRANS_IDLE) {
+  if (!r.ok() || conn_.transaction_status() != PQTRANS_IDLE) {
     conn_.CancelAndClose();  // closing ends the server transaction and its locks
   }
 }
 
-std::variant<PgResult, BatchFailure> PublishTransaction::StoreAndCommit(
+Expected<PgResult, BatchFailure> PublishTransaction::StoreAndCommit(
     std::vector<Connection::Statement> before, const Params& params, size_t inputs) {
   const size_t statement_at = before.size() + 1;
   const size_t commit_at = statement_at + 1;
@@ -401,19 +401,19 @@ std::variant<PgResult, BatchFailure> PublishTransaction::StoreAndCommit(
   round.push_back({.sql = kCommit, .params = nullptr});
   size_t failed_at = 0;
   auto r = Round("commit publish: store and commit", std::move(round), &failed_at);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    if (failed_at == statement_at && e->sqlstate == kNumericOutOfRange) {
+  if (!r.ok()) {
+    if (failed_at == statement_at && r.error().sqlstate == kNumericOutOfRange) {
       return BatchFailure{.error = Fail(ExpiryOverflow())};
     }
-    if (failed_at == statement_at && e->sqlstate == kDivisionByZero) {
+    if (failed_at == statement_at && r.error().sqlstate == kDivisionByZero) {
       return BatchFailure{.error = Fail(WatermarkStuck())};
     }
     // Up to the COMMIT's own error answer nothing committed; past it (a deadline or a lost
     // connection after sending) the outcome is unknown (ARC-053).
-    return BatchFailure{.error = Fail(*e), .retry_alone = failed_at <= commit_at};
+    return BatchFailure{.error = Fail(r.error()), .retry_alone = failed_at <= commit_at};
   }
   open_ = false;
-  std::vector<PgResult>& out = std::get<std::vector<PgResult>>(r);
+  std::vector<PgResult>& out = r.value();
   if (out[commit_at].CommandTag() != "COMMIT") {
     return BatchFailure{.error = Fail(Invariant("commit publish: the transaction did not commit")),
                         .retry_alone = false};
@@ -428,7 +428,7 @@ std::variant<PgResult, BatchFailure> PublishTransaction::StoreAndCommit(
 
 // implements: STORE.md 3.1 steps 5-13, API-220, API-222 (one round trip: begin, the topic locks
 // in their one order, the barrier, kStoreNew, commit)
-std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure>
+Expected<std::vector<StoreResult<CommitPublishResult>>, BatchFailure>
 PublishTransaction::RunInOneRound(const std::vector<const CommitPublishRequest*>& requests) {
   NewRows rows;
   for (const CommitPublishRequest* request : requests) {
@@ -447,10 +447,10 @@ PublishTransaction::RunInOneRound(const std::vector<const CommitPublishRequest*>
   lock_params.ByteaArray(rows.topics);
   auto r =
       StoreAndCommit({{.sql = kTopicLocks, .params = &lock_params}}, params, rows.topics.size());
-  if (auto* failure = std::get_if<BatchFailure>(&r)) {
-    return std::move(*failure);
+  if (!r.ok()) {
+    return std::move(r).error();
   }
-  const PgResult& stored = std::get<PgResult>(r);
+  const PgResult& stored = r.value();
   // The publish.locks / db.commit_publish span boundary: here the locks were taken in the same
   // round trip as everything else.
   const Clock::time_point locked_at = Clock::now();
@@ -481,7 +481,7 @@ PublishTransaction::RunInOneRound(const std::vector<const CommitPublishRequest*>
 
 // implements: STORE.md 3.1 steps 5-13, API-220 (atomic per request), API-222 (idempotent under the
 // locks)
-std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> PublishTransaction::Run(
+Expected<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> PublishTransaction::Run(
     const std::vector<const CommitPublishRequest*>& requests) {
   // Every item of every request, flattened in request order then item order.
   struct FlatItem {
@@ -564,8 +564,8 @@ std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Publis
     }
     size_t failed_at = 0;
     auto r = Round("commit publish: locks and duplicate check", std::move(round), &failed_at);
-    if (auto* e = std::get_if<DbError>(&r)) {
-      return batch_failure(*e);
+    if (!r.ok()) {
+      return batch_failure(r.error());
     }
     // The publish.locks / db.commit_publish span boundary: the locks are held once this round
     // trip has answered.
@@ -573,7 +573,7 @@ std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Publis
     for (CommitPublishResult& result : results) {
       result.locked_at = locked_at;
     }
-    const std::vector<PgResult>& out = std::get<std::vector<PgResult>>(r);
+    const std::vector<PgResult>& out = r.value();
     const PgResult& rows = out[duplicates_at];
     for (int row = 0; row < rows.rows(); ++row) {
       const size_t f = static_cast<size_t>(rows.Int8(row, 0) - 1);
@@ -686,10 +686,10 @@ std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Publis
       return batch_failure(ExpiryOverflow());
     }
     auto r = StoreAndCommit({}, params, fresh.size());
-    if (auto* failure = std::get_if<BatchFailure>(&r)) {
-      return std::move(*failure);
+    if (!r.ok()) {
+      return std::move(r).error();
     }
-    const PgResult& stored = std::get<PgResult>(r);
+    const PgResult& stored = r.value();
     for (size_t k = 0; k < fresh.size(); ++k) {
       const int row = static_cast<int>(k);
       const PublishItem& item = item_of(fresh[k]);
@@ -717,10 +717,10 @@ std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Publis
         "commit publish: allocate",
         {{.sql = kAllocationBarrier, .params = nullptr}, {.sql = kAllocate, .params = &params}},
         &failed_at);
-    if (auto* e = std::get_if<DbError>(&r)) {
-      return batch_failure(*e);
+    if (!r.ok()) {
+      return batch_failure(r.error());
     }
-    const PgResult& rows = std::get<std::vector<PgResult>>(r)[1];
+    const PgResult& rows = r.value()[1];
     if (static_cast<size_t>(rows.rows()) != fresh.size()) {
       return batch_failure(
           Invariant("commit publish: allocation returned the wrong number of ids"));
@@ -785,11 +785,12 @@ std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Publis
     }
     size_t failed_at = 0;
     auto r = Round("commit publish: insert", std::move(round), &failed_at);
-    if (auto* e = std::get_if<DbError>(&r)) {
-      return batch_failure(*e);  // 23505 included: never mapped to duplicate success (ARC-050)
+    if (!r.ok()) {
+      return batch_failure(
+          r.error());  // 23505 included: never mapped to duplicate success (ARC-050)
     }
     std::set<std::string_view> distinct(rows.topics.begin(), rows.topics.end());
-    if (static_cast<size_t>(std::get<std::vector<PgResult>>(r)[1].rows()) != distinct.size()) {
+    if (static_cast<size_t>(r.value()[1].rows()) != distinct.size()) {
       return batch_failure(WatermarkStuck());
     }
   }
@@ -799,13 +800,13 @@ std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> Publis
   {
     size_t failed_at = 0;
     auto r = Round("commit publish: commit", {{.sql = kCommit, .params = nullptr}}, &failed_at);
-    if (auto* e = std::get_if<DbError>(&r)) {
+    if (!r.ok()) {
       // failed_at 0: COMMIT was not sent, or the server answered it with an error (and rolled
       // back); anything else (a deadline or a lost connection after sending) is unknown.
-      return BatchFailure{.error = Fail(*e), .retry_alone = failed_at == 0};
+      return BatchFailure{.error = Fail(r.error()), .retry_alone = failed_at == 0};
     }
     open_ = false;
-    if (std::get<std::vector<PgResult>>(r)[0].CommandTag() != "COMMIT") {
+    if (r.value()[0].CommandTag() != "COMMIT") {
       return BatchFailure{
           .error = Fail(Invariant("commit publish: the transaction did not commit")),
           .retry_alone = false};
@@ -825,27 +826,30 @@ Clock::time_point EndOf(const CommitPublishRequest& request, const PublishBounds
   return end;
 }
 
+// One attempt at running `requests` in one transaction ending at `end`.
+Expected<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> RunOnce(
+    ConnectionPool& primary, const PublishBounds& bounds,
+    const std::vector<const CommitPublishRequest*>& requests, Clock::time_point end) {
+  auto lease = primary.Acquire(end);
+  if (!lease.ok()) {
+    return BatchFailure{.error = lease.error().ToStoreError(), .retry_alone = requests.size() > 1};
+  }
+  PublishTransaction transaction(*lease.value(), bounds.statement_timeout_ms, end);
+  return transaction.Run(requests);
+}
+
 // Runs `requests` in one transaction ending at `end`. On a failure that is not one request's own,
 // runs each request again alone (when nothing was committed), so one request's deadline or a
 // transient error on a shared transaction costs no other request more than a retry.
 std::vector<StoreResult<CommitPublishResult>> RunTransaction(
     ConnectionPool& primary, const PublishBounds& bounds,
     const std::vector<const CommitPublishRequest*>& requests, Clock::time_point end) {
-  std::variant<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> outcome;
-  {
-    auto lease = primary.Acquire(end);
-    if (auto* e = std::get_if<DbError>(&lease)) {
-      outcome = BatchFailure{.error = e->ToStoreError(), .retry_alone = requests.size() > 1};
-    } else {
-      PublishTransaction transaction(*std::get<ConnectionPool::Lease>(lease),
-                                     bounds.statement_timeout_ms, end);
-      outcome = transaction.Run(requests);
-    }
+  Expected<std::vector<StoreResult<CommitPublishResult>>, BatchFailure> outcome =
+      RunOnce(primary, bounds, requests, end);
+  if (outcome.ok()) {
+    return std::move(outcome).value();
   }
-  if (auto* results = std::get_if<std::vector<StoreResult<CommitPublishResult>>>(&outcome)) {
-    return std::move(*results);
-  }
-  BatchFailure& failure = std::get<BatchFailure>(outcome);
+  BatchFailure& failure = outcome.error();
   std::vector<StoreResult<CommitPublishResult>> results;
   for (const CommitPublishRequest* request : requests) {
     if (requests.size() == 1 || !failure.retry_alone) {

@@ -144,11 +144,10 @@ StoreError BadRow(std::string_view what) {
 DbResult<PgResult> ReadOnce(ConnectionPool& pool, std::chrono::milliseconds statement_timeout,
                             std::string_view what, const char* sql, const Params& params) {
   auto lease = pool.Acquire(Clock::now() + statement_timeout);
-  if (auto* e = std::get_if<DbError>(&lease)) {
-    return std::move(*e);
+  if (!lease.ok()) {
+    return std::move(lease).error();
   }
-  return (*std::get<ConnectionPool::Lease>(lease))
-      .Exec(what, sql, params, Clock::now() + statement_timeout + kClientSlack);
+  return (*lease.value()).Exec(what, sql, params, Clock::now() + statement_timeout + kClientSlack);
 }
 
 // Ends a read transaction that failed: ROLLBACK, or close a connection that cannot, so the release
@@ -158,7 +157,7 @@ void RollbackRead(Connection& conn, std::chrono::milliseconds statement_timeout)
     return;
   }
   auto r = conn.ExecScript("read: rollback", "ROLLBACK", Clock::now() + statement_timeout);
-  if (std::holds_alternative<DbError>(r) || conn.transaction_status() != PQTRANS_IDLE) {
+  if (!r.ok() || conn.transaction_status() != PQTRANS_IDLE) {
     conn.CancelAndClose();
   }
 }
@@ -172,10 +171,10 @@ std::chrono::milliseconds PostgresStore::StatementTimeout() const {
 // implements: OPS-020 (the primary store's clock)
 StoreResult<int64_t> PostgresStore::ClockNs() {
   auto r = ReadOnce(primary_, StatementTimeout(), "clock", kClock, Params());
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return e->ToStoreError();
+  if (!r.ok()) {
+    return r.error().ToStoreError();
   }
-  const PgResult& rows = std::get<PgResult>(r);
+  const PgResult& rows = r.value();
   if (rows.rows() != 1) {
     return BadRow("clock");
   }
@@ -198,10 +197,10 @@ StoreResult<std::vector<std::optional<EnvelopeMeta>>> PostgresStore::FindDuplica
   Params params;
   params.ByteaArray(topics).ByteaArray(hashes);
   auto r = ReadOnce(primary_, StatementTimeout(), "find duplicates", kFindDuplicates, params);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return e->ToStoreError();
+  if (!r.ok()) {
+    return r.error().ToStoreError();
   }
-  const PgResult& rows = std::get<PgResult>(r);
+  const PgResult& rows = r.value();
   for (int row = 0; row < rows.rows(); ++row) {
     auto meta = ReadMeta(rows, row, 1);
     if (!meta) {
@@ -217,10 +216,10 @@ StoreResult<std::vector<StoredEnvelope>> PostgresStore::History(const std::strin
   Params params;
   params.Bytea(topic);
   auto r = ReadOnce(primary_, StatementTimeout(), "history", kHistory, params);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return e->ToStoreError();
+  if (!r.ok()) {
+    return r.error().ToStoreError();
   }
-  const PgResult& rows = std::get<PgResult>(r);
+  const PgResult& rows = r.value();
   std::vector<StoredEnvelope> out;
   out.reserve(static_cast<size_t>(rows.rows()));
   for (int row = 0; row < rows.rows(); ++row) {
@@ -262,10 +261,10 @@ StoreResult<QueryPage> PostgresStore::Query(const std::vector<TopicCursor>& topi
       .Int8(static_cast<int64_t>(limit))
       .Int8(static_cast<int64_t>(std::min<uint64_t>(max_payload_bytes, INT64_MAX)));
   auto r = ReadOnce(primary_, StatementTimeout(), "query", kQuery, params);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return e->ToStoreError();
+  if (!r.ok()) {
+    return r.error().ToStoreError();
   }
-  const PgResult& rows = std::get<PgResult>(r);
+  const PgResult& rows = r.value();
   if (rows.rows() < 1) {
     return BadRow("query");
   }
@@ -309,10 +308,10 @@ StoreResult<std::vector<StoredEnvelope>> PostgresStore::Newest(
   params.ByteaArray(distinct);
   auto r = ReadOnce(ReadPool(), StatementTimeout(), "newest",
                     with_payload ? kNewestFull : kNewestMeta, params);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return e->ToStoreError();
+  if (!r.ok()) {
+    return r.error().ToStoreError();
   }
-  const PgResult& rows = std::get<PgResult>(r);
+  const PgResult& rows = r.value();
   out.reserve(static_cast<size_t>(rows.rows()));
   for (int row = 0; row < rows.rows(); ++row) {
     auto meta = ReadMeta(rows, row, 1);
@@ -333,10 +332,10 @@ StoreResult<std::optional<StoredEnvelope>> PostgresStore::Get(int64_t sequence_i
   Params params;
   params.Int8(sequence_id);
   auto r = ReadOnce(primary_, StatementTimeout(), "get", kGet, params);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return e->ToStoreError();
+  if (!r.ok()) {
+    return r.error().ToStoreError();
   }
-  const PgResult& rows = std::get<PgResult>(r);
+  const PgResult& rows = r.value();
   if (rows.rows() == 0) {
     return std::optional<StoredEnvelope>();
   }
@@ -358,10 +357,10 @@ StoreResult<std::vector<int64_t>> PostgresStore::Heads(const std::vector<std::st
   Params params;
   params.ByteaArray(names);
   auto r = ReadOnce(ReadPool(), StatementTimeout(), "heads", kHeads, params);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return e->ToStoreError();
+  if (!r.ok()) {
+    return r.error().ToStoreError();
   }
-  const PgResult& rows = std::get<PgResult>(r);
+  const PgResult& rows = r.value();
   if (rows.rows() != static_cast<int>(topics.size())) {
     return BadRow("heads");
   }
@@ -390,10 +389,10 @@ StoreResult<std::vector<std::optional<std::string>>> PostgresStore::InboxIds(
   Params params;
   params.ByteaArray(names).Int8Array(kinds);
   auto r = ReadOnce(ReadPool(), StatementTimeout(), "inbox ids", kInboxIds, params);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return e->ToStoreError();
+  if (!r.ok()) {
+    return r.error().ToStoreError();
   }
-  const PgResult& rows = std::get<PgResult>(r);
+  const PgResult& rows = r.value();
   if (rows.rows() != static_cast<int>(identifiers.size())) {
     return BadRow("inbox ids");
   }
@@ -425,10 +424,10 @@ StoreResult<std::vector<std::vector<StoredEnvelope>>> PostgresStore::CatchUp(
         .Int8(per_range)
         .Int8(static_cast<int64_t>(std::min<uint64_t>(byte_budget, INT64_MAX)));
     auto r = ReadOnce(ReadPool(), StatementTimeout(), "catch-up", kCatchUpOneRange, params);
-    if (auto* e = std::get_if<DbError>(&r)) {
-      return e->ToStoreError();
+    if (!r.ok()) {
+      return r.error().ToStoreError();
     }
-    const PgResult& rows = std::get<PgResult>(r);
+    const PgResult& rows = r.value();
     out[0].reserve(static_cast<size_t>(rows.rows()));
     for (int row = 0; row < rows.rows(); ++row) {
       auto meta = ReadMeta(rows, row, 0);
@@ -441,10 +440,10 @@ StoreResult<std::vector<std::vector<StoredEnvelope>>> PostgresStore::CatchUp(
     return out;
   }
   auto lease = ReadPool().Acquire(Clock::now() + StatementTimeout());
-  if (auto* e = std::get_if<DbError>(&lease)) {
-    return e->ToStoreError();
+  if (!lease.ok()) {
+    return lease.error().ToStoreError();
   }
-  Connection& conn = *std::get<ConnectionPool::Lease>(lease);
+  Connection& conn = *lease.value();
   auto deadline = [this] { return Clock::now() + StatementTimeout() + kClientSlack; };
   auto fail = [&](const DbError& error) -> StoreError {
     RollbackRead(conn, StatementTimeout());
@@ -453,8 +452,8 @@ StoreResult<std::vector<std::vector<StoredEnvelope>>> PostgresStore::CatchUp(
 
   auto r = conn.ExecScript("catch-up: begin", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
                            deadline());
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return fail(*e);
+  if (!r.ok()) {
+    return fail(r.error());
   }
   // 1. Candidate ids and payload sizes per range.
   std::vector<std::string_view> topics;
@@ -468,13 +467,13 @@ StoreResult<std::vector<std::vector<StoredEnvelope>>> PostgresStore::CatchUp(
   Params candidate_params;
   candidate_params.ByteaArray(topics).Int8Array(afters).Int8Array(throughs).Int8(per_range);
   r = conn.Exec("catch-up: candidates", kCatchUpCandidates, candidate_params, deadline());
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return fail(*e);
+  if (!r.ok()) {
+    return fail(r.error());
   }
   std::vector<std::vector<int64_t>> ids(ranges.size());
   std::vector<std::vector<uint64_t>> sizes(ranges.size());
   {
-    const PgResult& rows = std::get<PgResult>(r);
+    const PgResult& rows = r.value();
     for (int row = 0; row < rows.rows(); ++row) {
       const int64_t ord = rows.Int8(row, 0);
       if (ord < 1 || ord > static_cast<int64_t>(ranges.size())) {
@@ -497,10 +496,10 @@ StoreResult<std::vector<std::vector<StoredEnvelope>>> PostgresStore::CatchUp(
     Params load_params;
     load_params.Int8Array(load);
     r = conn.Exec("catch-up: rows", kCatchUpRows, load_params, deadline());
-    if (auto* e = std::get_if<DbError>(&r)) {
-      return fail(*e);
+    if (!r.ok()) {
+      return fail(r.error());
     }
-    const PgResult& rows = std::get<PgResult>(r);
+    const PgResult& rows = r.value();
     for (int row = 0; row < rows.rows(); ++row) {
       auto meta = ReadMeta(rows, row, 0);
       if (!meta) {
@@ -512,8 +511,8 @@ StoreResult<std::vector<std::vector<StoredEnvelope>>> PostgresStore::CatchUp(
     }
   }
   r = conn.ExecScript("catch-up: commit", "COMMIT", deadline());
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return fail(*e);
+  if (!r.ok()) {
+    return fail(r.error());
   }
   std::unordered_map<int64_t, uint32_t> uses;
   for (size_t i = 0; i < ranges.size(); ++i) {

@@ -155,10 +155,10 @@ StoreResult<PublishOutcome> CommitPublishTransaction(Connection& conn,
     }
     StoreResult<std::optional<EnvelopeMeta>> stored =
         LookupStoredMeta(conn, item.topic, item.message_hash);
-    if (auto* e = std::get_if<StoreError>(&stored)) {
-      return *e;
+    if (!stored.ok()) {
+      return stored.error();
     }
-    if (auto& meta = std::get<std::optional<EnvelopeMeta>>(stored)) {
+    if (auto& meta = stored.value()) {
       result.metas[i] = std::move(*meta);
       result.duplicate[i] = true;
     }
@@ -171,10 +171,10 @@ StoreResult<PublishOutcome> CommitPublishTransaction(Connection& conn,
       continue;
     }
     StoreResult<int64_t> head = IdentityHead(conn, items[i].topic);
-    if (auto* e = std::get_if<StoreError>(&head)) {
-      return *e;
+    if (!head.ok()) {
+      return head.error();
     }
-    if (std::get<int64_t>(head) != *items[i].identity_validated_head) {
+    if (head.value() != *items[i].identity_validated_head) {
       return Error(ErrorKind::kStaleHistory, "identity history changed since validation");
     }
   }
@@ -194,10 +194,10 @@ StoreResult<PublishOutcome> CommitPublishTransaction(Connection& conn,
     }
     if (items[i].identity_validated_head) {
       StoreResult<int64_t> count = TopicRowCount(conn, items[i].topic);
-      if (auto* e = std::get_if<StoreError>(&count)) {
-        return *e;
+      if (!count.ok()) {
+        return count.error();
       }
-      if (std::get<int64_t>(count) >= static_cast<int64_t>(request.max_identity_entries)) {
+      if (count.value() >= static_cast<int64_t>(request.max_identity_entries)) {
         // The API layer attaches REASON_INVALID_IDENTITY_UPDATE to this INVALID_ARGUMENT.
         admission.admission = InvalidArgument("identity update rejected: too many entries");
         return admission;
@@ -212,10 +212,10 @@ StoreResult<PublishOutcome> CommitPublishTransaction(Connection& conn,
   if (new_count > 0) {
     // Step 9: ids closed + 1 .. closed + n in item order; the boundary is the high-water mark.
     StoreResult<int64_t> boundary = ReadBoundary(conn);
-    if (auto* e = std::get_if<StoreError>(&boundary)) {
-      return *e;
+    if (!boundary.ok()) {
+      return boundary.error();
     }
-    const int64_t closed = std::get<int64_t>(boundary);
+    const int64_t closed = boundary.value();
     if (closed < 0 || closed > kMaxSequenceId - static_cast<int64_t>(new_count)) {
       return Error(ErrorKind::kInvariant, "sequence ids exhausted");
     }
@@ -227,10 +227,10 @@ StoreResult<PublishOutcome> CommitPublishTransaction(Connection& conn,
         continue;
       }
       StoreResult<int64_t> e = ComputeExpiryNs(server_ns, items[i].retention, request.retention);
-      if (auto* error = std::get_if<StoreError>(&e)) {
-        return *error;
+      if (!e.ok()) {
+        return e.error();
       }
-      expiry[i] = std::get<int64_t>(e);
+      expiry[i] = e.value();
     }
 
     int64_t next_id = closed + 1;

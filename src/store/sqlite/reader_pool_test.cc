@@ -40,11 +40,12 @@ TEST_F(ReaderPoolTest, WaitForAFreeReaderEndsAtTheDeadline) {
 TEST_F(ReaderPoolTest, ReturnedReaderServesTheNextCaller) {
   std::optional<StoreResult<ReaderPool::Lease>> second;
   {
-    auto held = pool_->Acquire(Clock::now() + std::chrono::seconds(5));
-    ASSERT_TRUE(IsOk(held));
+    std::optional<StoreResult<ReaderPool::Lease>> held(
+        pool_->Acquire(Clock::now() + std::chrono::seconds(5)));
+    ASSERT_TRUE(IsOk(*held));
     std::thread waiter(
         [&] { second.emplace(pool_->Acquire(Clock::now() + std::chrono::seconds(30))); });
-    held = StoreError{};  // ends the lease, waking the waiter
+    held.reset();  // ends the lease, waking the waiter
     waiter.join();
   }
   ASSERT_TRUE(second.has_value());
@@ -55,7 +56,7 @@ TEST_F(ReaderPoolTest, OpenTransactionIsRolledBackOnReturn) {
   {
     auto lease = pool_->Acquire(Clock::now() + std::chrono::seconds(5));
     ASSERT_TRUE(IsOk(lease));
-    Connection& conn = *std::get<ReaderPool::Lease>(lease);
+    Connection& conn = *lease.value();
     ASSERT_FALSE(conn.Exec("BEGIN; SELECT count(*) FROM t;", "test"));
     EXPECT_TRUE(conn.InTransaction());
   }
@@ -63,7 +64,7 @@ TEST_F(ReaderPoolTest, OpenTransactionIsRolledBackOnReturn) {
   ASSERT_FALSE(writer_->Exec("INSERT INTO t VALUES (1)", "test"));
   auto lease = pool_->Acquire(Clock::now() + std::chrono::seconds(5));
   ASSERT_TRUE(IsOk(lease));
-  Connection& conn = *std::get<ReaderPool::Lease>(lease);
+  Connection& conn = *lease.value();
   EXPECT_FALSE(conn.InTransaction());
   StatementUse row = conn.Use("SELECT count(*) FROM t", "test");
   ASSERT_TRUE(row.Step());

@@ -78,10 +78,10 @@ StoreResult<std::vector<std::optional<EnvelopeMeta>>> ReadDuplicates(
   out.reserve(keys.size());
   for (const auto& [topic, hash] : keys) {
     StoreResult<std::optional<EnvelopeMeta>> meta = LookupStoredMeta(conn, topic, hash);
-    if (auto* e = std::get_if<StoreError>(&meta)) {
-      return *e;
+    if (!meta.ok()) {
+      return meta.error();
     }
-    out.push_back(std::move(std::get<std::optional<EnvelopeMeta>>(meta)));
+    out.push_back(std::move(meta.value()));
   }
   return out;
 }

@@ -66,8 +66,8 @@ StoreResult<int64_t> SqliteTailReader::Begin() {
     return Fail(*e);
   }
   StoreResult<int64_t> boundary = ReadBoundary(*conn_);
-  if (auto* e = std::get_if<StoreError>(&boundary)) {
-    return Fail(*e);
+  if (!boundary.ok()) {
+    return Fail(boundary.error());
   }
   return boundary;
 }
@@ -121,8 +121,8 @@ StoreResult<std::vector<StoredEnvelope>> SqliteTailReader::Load(const std::vecto
     return *e;
   }
   StoreResult<std::vector<StoredEnvelope>> rows = LoadEnvelopes(*conn_, ids);
-  if (auto* e = std::get_if<StoreError>(&rows)) {
-    return Fail(*e);
+  if (!rows.ok()) {
+    return Fail(rows.error());
   }
   return rows;
 }
