@@ -53,8 +53,8 @@ StoreResult<int64_t> TopicRowCount(Connection& conn, const std::string& topic) {
 
 // STORE.md 2.2 projection rules with the update's own id `u`; the guards stop an older update
 // undoing newer state.
-MaybeError ProjectIdentifier(Connection& conn, const IdentifierChange& change,
-                             std::string_view inbox_id, int64_t u) {
+StoreResult<void> ProjectIdentifier(Connection& conn, const IdentifierChange& change,
+                                    std::string_view inbox_id, int64_t u) {
   if (change.added) {
     return conn
         .Use(
@@ -128,9 +128,7 @@ StoreResult<PublishOutcome> CommitPublishTransaction(Connection& conn,
     return Error(ErrorKind::kTimeout, "publish deadline passed before the write began");
   }
   WriteTransaction txn(&conn);
-  if (MaybeError e = txn.Begin()) {
-    return *e;
-  }
+  XB_TRY_VOID(txn.Begin());
   // API-212, ARC-035: read once, identical for every row of this publish.
   const int64_t server_ns = now_ns();
 
@@ -260,9 +258,7 @@ StoreResult<PublishOutcome> CommitPublishTransaction(Connection& conn,
         insert.BindNull(9);
       }
       // An unexpected unique violation is an invariant error, never a duplicate (ARC-050).
-      if (MaybeError e = insert.Run()) {
-        return *e;
-      }
+      XB_TRY_VOID(insert.Run());
       EnvelopeMeta& meta = result.metas[i];
       meta.sequence_id = id;
       meta.server_ns = server_ns;
@@ -275,18 +271,14 @@ StoreResult<PublishOutcome> CommitPublishTransaction(Connection& conn,
 
     // Step 11: each inserted topic's watermark must rise (ARC-034).
     for (const auto& [topic, last] : topic_last) {
-      MaybeError e = conn.Use(
-                             "INSERT INTO topic_watermark (topic, last_sequence_id) "
-                             "VALUES (?1, ?2) ON CONFLICT (topic) DO UPDATE SET "
-                             "last_sequence_id = excluded.last_sequence_id "
-                             "WHERE excluded.last_sequence_id > topic_watermark.last_sequence_id",
-                             "advance watermark")
-                         .BindBlob(1, topic)
-                         .BindInt64(2, last)
-                         .Run();
-      if (e) {
-        return *e;
-      }
+      XB_TRY_VOID(conn.Use("INSERT INTO topic_watermark (topic, last_sequence_id) "
+                           "VALUES (?1, ?2) ON CONFLICT (topic) DO UPDATE SET "
+                           "last_sequence_id = excluded.last_sequence_id "
+                           "WHERE excluded.last_sequence_id > topic_watermark.last_sequence_id",
+                           "advance watermark")
+                      .BindBlob(1, topic)
+                      .BindInt64(2, last)
+                      .Run());
       if (sqlite3_changes(conn.get()) != 1) {
         return Error(ErrorKind::kInvariant, "a topic watermark did not advance");
       }
@@ -304,24 +296,18 @@ StoreResult<PublishOutcome> CommitPublishTransaction(Connection& conn,
       }
       const std::string_view inbox_id = std::string_view(topic).substr(1);
       for (const IdentifierChange& change : items[i].identity_changes) {
-        if (MaybeError e = ProjectIdentifier(conn, change, inbox_id, result.metas[i].sequence_id)) {
-          return *e;
-        }
+        XB_TRY_VOID(ProjectIdentifier(conn, change, inbox_id, result.metas[i].sequence_id));
       }
     }
 
     // The boundary moves to the last id in the same transaction (API-291: it only rises).
     const int64_t last = next_id - 1;
-    MaybeError e = conn.Use(
-                           "UPDATE allocation_boundary SET closed_sequence_id = ?2 "
-                           "WHERE singleton = 1 AND closed_sequence_id = ?1",
-                           "advance boundary")
-                       .BindInt64(1, closed)
-                       .BindInt64(2, last)
-                       .Run();
-    if (e) {
-      return *e;
-    }
+    XB_TRY_VOID(conn.Use("UPDATE allocation_boundary SET closed_sequence_id = ?2 "
+                         "WHERE singleton = 1 AND closed_sequence_id = ?1",
+                         "advance boundary")
+                    .BindInt64(1, closed)
+                    .BindInt64(2, last)
+                    .Run());
     if (sqlite3_changes(conn.get()) != 1) {
       return Error(ErrorKind::kInvariant, "the allocation boundary did not advance");
     }
@@ -332,9 +318,7 @@ StoreResult<PublishOutcome> CommitPublishTransaction(Connection& conn,
     return Error(ErrorKind::kTimeout, "publish deadline passed before commit");
   }
   // Step 13: commit once. Success is answered only after this (API-220).
-  if (MaybeError e = txn.Commit()) {
-    return *e;
-  }
+  XB_TRY_VOID(txn.Commit());
   for (size_t i = 0; i < items.size(); ++i) {
     if (repeat_of[i]) {
       result.metas[i] = result.metas[*repeat_of[i]];

@@ -17,7 +17,7 @@ class ReaderPoolTest : public ::testing::Test {
     auto writer = Connection::Open(dir_.File("db"), Connection::Role::kWriter, 1000);
     ASSERT_TRUE(writer.ok()) << writer.status().ToString();
     writer_ = std::move(writer).value();
-    ASSERT_FALSE(writer_->Exec("CREATE TABLE t (x INTEGER) STRICT", "test"));
+    ASSERT_TRUE(writer_->Exec("CREATE TABLE t (x INTEGER) STRICT", "test").ok());
     auto pool = ReaderPool::Open(dir_.File("db"), 1, 1000);
     ASSERT_TRUE(pool.ok()) << pool.status().ToString();
     pool_ = std::move(pool).value();
@@ -57,11 +57,11 @@ TEST_F(ReaderPoolTest, OpenTransactionIsRolledBackOnReturn) {
     auto lease = pool_->Acquire(Clock::now() + std::chrono::seconds(5));
     ASSERT_TRUE(IsOk(lease));
     Connection& conn = *lease.value();
-    ASSERT_FALSE(conn.Exec("BEGIN; SELECT count(*) FROM t;", "test"));
+    ASSERT_TRUE(conn.Exec("BEGIN; SELECT count(*) FROM t;", "test").ok());
     EXPECT_TRUE(conn.InTransaction());
   }
   // A fresh snapshot sees a later commit.
-  ASSERT_FALSE(writer_->Exec("INSERT INTO t VALUES (1)", "test"));
+  ASSERT_TRUE(writer_->Exec("INSERT INTO t VALUES (1)", "test").ok());
   auto lease = pool_->Acquire(Clock::now() + std::chrono::seconds(5));
   ASSERT_TRUE(IsOk(lease));
   Connection& conn = *lease.value();

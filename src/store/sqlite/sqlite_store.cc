@@ -76,8 +76,9 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& opti
   std::unique_ptr<Connection> writer_conn = std::move(opened).value();
   const std::string size_limit =
       "PRAGMA journal_size_limit = " + std::to_string(options.journal_size_limit_bytes);
-  if (MaybeError e = writer_conn->Exec(size_limit.c_str(), "set journal size limit")) {
-    return Unavailable("database.url: " + e->message);
+  if (StoreResult<void> e = writer_conn->Exec(size_limit.c_str(), "set journal size limit");
+      !e.ok()) {
+    return Unavailable("database.url: " + e.error().message);
   }
 
   Result<MigrationOutcome> migrated =
@@ -173,9 +174,7 @@ StoreResult<BoundaryAdvance> SqliteStore::AdvanceBoundary() {
   return WithReader<BoundaryAdvance>(*readers_, options_.statement_timeout_ms,
                                      [](Connection& conn) -> StoreResult<BoundaryAdvance> {
                                        ReadTransaction txn(&conn);
-                                       if (MaybeError e = txn.Begin()) {
-                                         return *e;
-                                       }
+                                       XB_TRY_VOID(txn.Begin());
                                        StoreResult<int64_t> boundary = ReadBoundary(conn);
                                        if (!boundary.ok()) {
                                          return boundary.error();
@@ -239,9 +238,9 @@ namespace {
 
 // What CommitPublish returns once the writer has run (or refused) the job.
 StoreResult<CommitPublishResult> PublishResult(
-    MaybeError writer_error, std::optional<StoreResult<PublishOutcome>>& outcome) {
-  if (writer_error) {
-    return *std::move(writer_error);
+    StoreResult<void> writer_error, std::optional<StoreResult<PublishOutcome>>& outcome) {
+  if (!writer_error.ok()) {
+    return std::move(writer_error).error();
   }
   if (!outcome->ok()) {
     return std::move(*outcome).error();
@@ -262,7 +261,7 @@ StoreResult<CommitPublishResult> SqliteStore::CommitPublish(const CommitPublishR
   // Group commit: publishes queued together share one transaction and one fsync (STORE.md 8
   // [design]); each keeps its own savepoint, so one failing publish stores nothing of its own
   // and leaves the others.
-  MaybeError error = writer_->RunGrouped(request.deadline, job);
+  StoreResult<void> error = writer_->RunGrouped(request.deadline, job);
   return PublishResult(std::move(error), outcome);
 }
 
@@ -276,7 +275,7 @@ bool SqliteStore::StartCommitPublish(std::shared_ptr<const CommitPublishRequest>
   return writer_->TryRunGroupedAsync(
       deadline,
       [this, request, outcome](Connection& conn) { RunPublish(conn, *request, *outcome); },
-      [outcome, done = std::move(done)](MaybeError error) {
+      [outcome, done = std::move(done)](StoreResult<void> error) {
         done(PublishResult(std::move(error), *outcome));
       });
 }

@@ -155,10 +155,10 @@ TEST_F(SqliteStoreTest, MigrationChecksumMismatchRefusesNamingTheVersion) {
   {
     std::unique_ptr<Connection> raw = Raw();
     ASSERT_NE(raw, nullptr);
-    ASSERT_FALSE(
-        raw->Exec("UPDATE schema_migrations SET checksum = x'0011223344556677' "
-                  "WHERE version = 20260907000000",
-                  "test"));
+    ASSERT_TRUE(raw->Exec("UPDATE schema_migrations SET checksum = x'0011223344556677' "
+                          "WHERE version = 20260907000000",
+                          "test")
+                    .ok());
   }
   auto store = SqliteStore::Open(Options());
   ASSERT_FALSE(store.ok());
@@ -178,10 +178,10 @@ TEST_F(SqliteStoreTest, MigrationsApplyOnceAndUnknownVersionsAreTolerated) {
   {
     std::unique_ptr<Connection> raw = Raw();
     ASSERT_NE(raw, nullptr);
-    ASSERT_FALSE(
-        raw->Exec("INSERT INTO schema_migrations VALUES "
-                  "(29990101000000, 'from a newer binary', x'00', 0)",
-                  "test"));
+    ASSERT_TRUE(raw->Exec("INSERT INTO schema_migrations VALUES "
+                          "(29990101000000, 'from a newer binary', x'00', 0)",
+                          "test")
+                    .ok());
   }
   std::unique_ptr<SqliteStore> store = MustOpen();
   ASSERT_NE(store, nullptr);
@@ -225,12 +225,12 @@ TEST_F(SqliteStoreTest, SchemaIsStrictSeededAndInWalMode) {
                       "sequence_id = 0"),
             1);
   // Deleting a recipient deletes its subscriptions (foreign_keys=ON on every connection).
-  ASSERT_FALSE(
-      raw->Exec("INSERT INTO push_recipient VALUES (zeroblob(32), zeroblob(32), 1, "
-                "'token', NULL, 1, 0); INSERT INTO push_subscription VALUES "
-                "(zeroblob(32), x'00', 0, NULL, NULL, NULL, NULL, 0); "
-                "DELETE FROM push_recipient",
-                "test"));
+  ASSERT_TRUE(raw->Exec("INSERT INTO push_recipient VALUES (zeroblob(32), zeroblob(32), 1, "
+                        "'token', NULL, 1, 0); INSERT INTO push_subscription VALUES "
+                        "(zeroblob(32), x'00', 0, NULL, NULL, NULL, NULL, 0); "
+                        "DELETE FROM push_recipient",
+                        "test")
+                  .ok());
   EXPECT_EQ(ScalarInt(*raw, "SELECT count(*) FROM push_subscription"), 0);
 }
 
