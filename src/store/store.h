@@ -123,6 +123,8 @@ enum class ErrorKind : uint8_t {
   kAdmission,     // a pending failure of a non-duplicate item -> that item's status
   kOverflow,      // expiry does not fit int64 ns (OPS-020) -> INTERNAL
   kOther,         // -> UNAVAILABLE, "other"
+  kQueueFull,     // the DB pool's admission bound refused the call (store/db_pool.h): nothing ran;
+                  // -> UNAVAILABLE, not counted as a database error
 };
 
 // What went wrong, as the engine classified it (its error mapping: sqlite/connection.h,
