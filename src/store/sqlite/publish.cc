@@ -7,14 +7,11 @@
 #include <utility>
 #include <vector>
 
+#include "store/publish_rules.h"
 #include "store/sqlite/reads.h"
 
 namespace xb::store::sqlite {
 namespace {
-
-constexpr int64_t kNanosPerSecond = 1000000000;
-constexpr uint8_t kIdentityTopicKind = 0x02;
-constexpr size_t kInboxIdBytes = 32;
 
 StoreError Error(ErrorKind kind, std::string message) {
   StoreError error;
@@ -93,28 +90,15 @@ StoreResult<void> ProjectIdentifier(Connection& conn, const IdentifierChange& ch
 // implements: API-212 (expiry_ns), OPS-020 (publish-time check), STORE.md 9.1
 StoreResult<int64_t> ComputeExpiryNs(int64_t server_ns, RetentionClass retention,
                                      const RetentionSeconds& seconds) {
-  uint64_t period = 0;
-  switch (retention) {
-    case RetentionClass::kExempt:
-      return int64_t{0};  // OPS-001: NULL in storage, 0 on the wire, whatever is configured
-    case RetentionClass::kGroupMessage:
-      period = seconds.group_message;
-      break;
-    case RetentionClass::kWelcome:
-      period = seconds.welcome;
-      break;
-    case RetentionClass::kKeyPackage:
-      period = seconds.key_package;
-      break;
+  const std::optional<uint64_t> period = RetentionPeriod(retention, seconds);
+  if (!period) {
+    return int64_t{0};  // OPS-001: NULL in storage, 0 on the wire, whatever is configured
   }
-  constexpr uint64_t kMaxSeconds =
-      static_cast<uint64_t>(std::numeric_limits<int64_t>::max() / kNanosPerSecond);
-  int64_t expiry = 0;
-  if (period > kMaxSeconds ||
-      __builtin_add_overflow(server_ns, static_cast<int64_t>(period) * kNanosPerSecond, &expiry)) {
+  const std::optional<int64_t> expiry = CheckedExpiryNs(server_ns, *period);
+  if (!expiry) {
     return Error(ErrorKind::kOverflow, "expiry does not fit a signed 64-bit nanosecond count");
   }
-  return expiry;
+  return *expiry;
 }
 
 // implements: API-220, API-222, API-232, API-234, API-286, API-287, API-289, STORE.md 3.1
@@ -290,8 +274,7 @@ StoreResult<PublishOutcome> CommitPublishTransaction(Connection& conn,
         continue;
       }
       const std::string& topic = items[i].topic;
-      if (topic.size() != 1 + kInboxIdBytes ||
-          static_cast<uint8_t>(topic[0]) != kIdentityTopicKind) {
+      if (!IsInboxTopic(topic)) {
         return Error(ErrorKind::kInvariant, "identifier changes on a non-identity topic");
       }
       const std::string_view inbox_id = std::string_view(topic).substr(1);
