@@ -299,12 +299,125 @@ bool Tailer::Bootstrap() {
   }
 }
 
+struct Tailer::PollScan {
+  // Takes `row` unless it would pass the poll's byte budget (the first row always fits).
+  bool Admit(const store::RowHead& row) {
+    const uint64_t cost = row.payload_bytes + kRowOverheadBytes;
+    if (!selected.empty() && bytes + cost > kPollByteBudget) {
+      return false;
+    }
+    bytes += cost;
+    selected.push_back(row);
+    return true;
+  }
+
+  std::vector<store::RowHead> selected;
+  uint64_t bytes = 0;
+  uint64_t gap_rows = 0;
+  uint64_t forward_rows = 0;
+  bool incomplete = false;
+};
+
+// Gap probes, ascending, in batches.
+Tailer::StepFailure Tailer::ProbeGaps(int64_t boundary, PollScan& scan) {
+  const auto ranges = gaps_.Ranges();
+  for (size_t start = 0; start < ranges.size() && !scan.incomplete;
+       start += kProbeRangesPerStatement) {
+    const size_t end = std::min(ranges.size(), start + kProbeRangesPerStatement);
+    std::vector<store::IdRange> batch(ranges.begin() + static_cast<ptrdiff_t>(start),
+                                      ranges.begin() + static_cast<ptrdiff_t>(end));
+    auto probed = reader_->Probe(batch, kProbeRowsPerRange);
+    if (!probed.ok()) {
+      return StepFailure::kDatabase;
+    }
+    const auto& per_range = probed.value();
+    if (per_range.size() != batch.size()) {
+      return StepFailure::kInvariant;
+    }
+    for (size_t i = 0; i < batch.size(); ++i) {
+      bool fit = true;
+      for (const auto& row : per_range[i]) {
+        if (!scan.Admit(row)) {
+          fit = false;
+          break;
+        }
+        gaps_.Subtract(row.sequence_id, row.sequence_id);
+        ++scan.gap_rows;
+      }
+      if (!fit || per_range[i].size() >= kProbeRowsPerRange) {
+        scan.incomplete = true;
+        break;
+      }
+      // ARC-038: only the boundary of this same snapshot retires a gap.
+      gaps_.Subtract(batch[i].low, std::min(batch[i].high, boundary));
+    }
+  }
+  return StepFailure::kNone;
+}
+
+// Forward scan, only after complete probes (ARC-037).
+Tailer::StepFailure Tailer::ScanForward(PollScan& scan) {
+  auto forward = reader_->Forward(cursor_, kForwardRows);
+  if (!forward.ok()) {
+    return StepFailure::kDatabase;
+  }
+  const auto& rows = forward.value();
+  for (const auto& row : rows) {
+    if (!scan.Admit(row)) {
+      scan.incomplete = true;
+      break;
+    }
+    if (row.sequence_id > cursor_ + 1) {
+      gaps_.Add(cursor_ + 1, row.sequence_id - 1);
+    }
+    cursor_ = row.sequence_id;
+    ++scan.forward_rows;
+  }
+  if (rows.size() >= kForwardRows) {
+    scan.incomplete = true;
+  }
+  return StepFailure::kNone;
+}
+
+// Payloads of the selected ids that some registration wants, same snapshot, encoded.
+Tailer::StepFailure Tailer::LoadWanted(const PollScan& scan, std::vector<RowPtr>* rows) {
+  const std::vector<bool> wanted = registry_.Interested(scan.selected);
+  std::vector<int64_t> ids;
+  for (size_t i = 0; i < scan.selected.size(); ++i) {
+    if (wanted[i]) {
+      ids.push_back(scan.selected[i].sequence_id);
+    }
+  }
+  if (ids.empty()) {
+    return StepFailure::kNone;
+  }
+  auto loaded = reader_->Load(ids);
+  if (!loaded.ok()) {
+    return StepFailure::kDatabase;
+  }
+  auto& full = loaded.value();
+  if (full.size() != ids.size()) {
+    return StepFailure::kInvariant;
+  }
+  rows->reserve(full.size());
+  for (auto& envelope : full) {
+    auto row = std::make_shared<DeliveryRow>();
+    row->sequence_id = envelope.meta.sequence_id;
+    if (!encoder_(store::StoredEnvelopeView::Of(envelope), &row->encoded)) {
+      return StepFailure::kInvariant;
+    }
+    row->topic = std::move(envelope.meta.topic);
+    rows->push_back(std::move(row));
+  }
+  return StepFailure::kNone;
+}
+
 // implements: STORE.md 5.3 (one poll, one snapshot), ARC-037, ARC-038, ARC-042, ARC-077
 Tailer::PollOutcome Tailer::Poll() {
   auto& tm = metrics_.tailer();
-  auto fail = [&](bool invariant) {
+  auto fail = [&](StepFailure failure) {
     tm.polls.Inc(telemetry::TailerPollResult::kError);
-    if (invariant) {
+    if (failure == StepFailure::kInvariant) {
       metrics_.db().errors.Inc(telemetry::DbErrorKind::kInvariant);
     }
     if (reader_) {
@@ -314,116 +427,29 @@ Tailer::PollOutcome Tailer::Poll() {
   };
   auto begun = reader_->Begin();
   if (!begun.ok()) {
-    return fail(false);
+    return fail(StepFailure::kDatabase);
   }
   const int64_t b = begun.value();
 
-  std::vector<store::RowHead> selected;
-  uint64_t bytes = 0;
-  uint64_t gap_rows = 0;
-  uint64_t forward_rows = 0;
-  bool incomplete = false;
-  auto admit = [&](const store::RowHead& row) {
-    const uint64_t cost = row.payload_bytes + kRowOverheadBytes;
-    if (!selected.empty() && bytes + cost > kPollByteBudget) {
-      return false;
-    }
-    bytes += cost;
-    selected.push_back(row);
-    return true;
-  };
-
-  // Gap probes, ascending, in batches.
-  const auto ranges = gaps_.Ranges();
-  for (size_t start = 0; start < ranges.size() && !incomplete; start += kProbeRangesPerStatement) {
-    const size_t end = std::min(ranges.size(), start + kProbeRangesPerStatement);
-    std::vector<store::IdRange> batch(ranges.begin() + static_cast<ptrdiff_t>(start),
-                                      ranges.begin() + static_cast<ptrdiff_t>(end));
-    auto probed = reader_->Probe(batch, kProbeRowsPerRange);
-    if (!probed.ok()) {
-      return fail(false);
-    }
-    const auto& per_range = probed.value();
-    if (per_range.size() != batch.size()) {
-      return fail(true);
-    }
-    for (size_t i = 0; i < batch.size(); ++i) {
-      bool fit = true;
-      for (const auto& row : per_range[i]) {
-        if (!admit(row)) {
-          fit = false;
-          break;
-        }
-        gaps_.Subtract(row.sequence_id, row.sequence_id);
-        ++gap_rows;
-      }
-      if (!fit || per_range[i].size() >= kProbeRowsPerRange) {
-        incomplete = true;
-        break;
-      }
-      // ARC-038: only the boundary of this same snapshot retires a gap.
-      gaps_.Subtract(batch[i].low, std::min(batch[i].high, b));
+  PollScan scan;
+  if (StepFailure failure = ProbeGaps(b, scan); failure != StepFailure::kNone) {
+    return fail(failure);
+  }
+  if (!scan.incomplete) {
+    if (StepFailure failure = ScanForward(scan); failure != StepFailure::kNone) {
+      return fail(failure);
     }
   }
-
-  // Forward scan, only after complete probes (ARC-037).
-  if (!incomplete) {
-    auto forward = reader_->Forward(cursor_, kForwardRows);
-    if (!forward.ok()) {
-      return fail(false);
-    }
-    const auto& rows = forward.value();
-    for (const auto& row : rows) {
-      if (!admit(row)) {
-        incomplete = true;
-        break;
-      }
-      if (row.sequence_id > cursor_ + 1) {
-        gaps_.Add(cursor_ + 1, row.sequence_id - 1);
-      }
-      cursor_ = row.sequence_id;
-      ++forward_rows;
-    }
-    if (rows.size() >= kForwardRows) {
-      incomplete = true;
-    }
-  }
-
-  // Payloads of the selected ids that some registration wants, same snapshot.
   std::vector<RowPtr> rows;
-  const std::vector<bool> wanted = registry_.Interested(selected);
-  std::vector<int64_t> ids;
-  for (size_t i = 0; i < selected.size(); ++i) {
-    if (wanted[i]) {
-      ids.push_back(selected[i].sequence_id);
-    }
+  if (StepFailure failure = LoadWanted(scan, &rows); failure != StepFailure::kNone) {
+    return fail(failure);
   }
-  if (!ids.empty()) {
-    auto loaded = reader_->Load(ids);
-    if (!loaded.ok()) {
-      return fail(false);
-    }
-    auto& full = loaded.value();
-    if (full.size() != ids.size()) {
-      return fail(true);
-    }
-    rows.reserve(full.size());
-    for (auto& envelope : full) {
-      auto row = std::make_shared<DeliveryRow>();
-      row->sequence_id = envelope.meta.sequence_id;
-      if (!encoder_(store::StoredEnvelopeView::Of(envelope), &row->encoded)) {
-        return fail(true);
-      }
-      row->topic = std::move(envelope.meta.topic);
-      rows.push_back(std::move(row));
-    }
-  }
-  if (!(reader_->End()).ok()) {
-    return fail(false);
+  if (!reader_->End().ok()) {
+    return fail(StepFailure::kDatabase);
   }
   tm.polls.Inc(telemetry::TailerPollResult::kOk);
-  tm.rows.Add(telemetry::TailerRowSource::kForward, forward_rows);
-  tm.rows.Add(telemetry::TailerRowSource::kGap, gap_rows);
+  tm.rows.Add(telemetry::TailerRowSource::kForward, scan.forward_rows);
+  tm.rows.Add(telemetry::TailerRowSource::kGap, scan.gap_rows);
   tm.gap_ranges.Set(static_cast<int64_t>(gaps_.size()));
 
   // ARC-042: overflow ends the generation before dispatching; unknown gaps are never dropped.
@@ -436,7 +462,7 @@ Tailer::PollOutcome Tailer::Poll() {
   if (gaps_.highest() > b) {
     RequestBoundaryAdvance();
   }
-  return incomplete ? PollOutcome::kIncomplete : PollOutcome::kComplete;
+  return scan.incomplete ? PollOutcome::kIncomplete : PollOutcome::kComplete;
 }
 
 }  // namespace xb::fanout
