@@ -271,7 +271,7 @@ bool Tailer::Bootstrap() {
       logger_.Warn("stream recovery: cannot open the tailer's read connection; retrying");
       continue;
     }
-    reader_ = std::move(reader.value());
+    reader_ = std::move(reader).value();
     // Step 4: wait until the read database shows B.
     bool visible = false;
     bool failed = false;

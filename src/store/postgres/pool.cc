@@ -43,7 +43,7 @@ DbResult<ConnectionPool::Lease> ConnectionPool::Acquire(Clock::time_point deadli
         released_.notify_one();
         return std::move(opened).error();
       }
-      return Lease(this, std::move(opened.value()));
+      return Lease(this, std::move(opened).value());
     }
     if (released_.wait_until(lock, deadline) == std::cv_status::timeout && idle_.empty() &&
         open_ >= options_.max_connections) {

@@ -1036,7 +1036,7 @@ TEST_F(PostgresStoreTest, ReleasedOpenTransactionIsRolledBackAndCounted) {
   {
     auto lease = pool.Acquire(deadline());
     ASSERT_TRUE(lease.ok());
-    EXPECT_EQ((*lease.value()).transaction_status(), PQTRANS_IDLE);
+    EXPECT_EQ(lease.value()->transaction_status(), PQTRANS_IDLE);
   }
 }
 
@@ -1168,7 +1168,7 @@ TEST_F(PostgresStoreTest, TailerConnectionIsNamedAndFailsAsConnectionOnceTermina
   {
     auto opened = store->OpenTailReader();
     ASSERT_TRUE(opened.ok()) << Describe(opened);
-    std::unique_ptr<TailReader> reader = std::move(opened.value());
+    std::unique_ptr<TailReader> reader = std::move(opened).value();
     auto begin = reader->Begin();
     ASSERT_TRUE(begin.ok()) << Describe(begin);
     ASSERT_TRUE((reader->End()).ok());
@@ -1183,7 +1183,7 @@ TEST_F(PostgresStoreTest, TailerConnectionIsNamedAndFailsAsConnectionOnceTermina
   {
     auto opened = store->OpenTailReader();
     ASSERT_TRUE(opened.ok()) << Describe(opened);
-    std::unique_ptr<TailReader> reader = std::move(opened.value());
+    std::unique_ptr<TailReader> reader = std::move(opened).value();
     ASSERT_TRUE((reader->Begin()).ok());
     PgResult tailers = Sql(kTailers, db_name);
     ASSERT_EQ(tailers.rows(), 1);
@@ -1262,7 +1262,7 @@ class PostgresReplicaTest : public PostgresStoreTest {
     auto cluster = Connection::Open(WithDatabase(db_->primary_url(), "postgres"), "admin", 0,
                                     Clock::now() + seconds(30));
     ASSERT_TRUE(cluster.ok());
-    cluster_ = std::move(cluster.value());
+    cluster_ = std::move(cluster).value();
   }
   void TearDown() override {
     replica_.reset();
@@ -1374,7 +1374,7 @@ TEST_F(PostgresReplicaTest, StreamReadsUseTheReplica) {
 
   auto opened = store->OpenTailReader();
   ASSERT_TRUE(opened.ok()) << Describe(opened);
-  std::unique_ptr<TailReader> reader = std::move(opened.value());
+  std::unique_ptr<TailReader> reader = std::move(opened).value();
   auto begin = reader->Begin();
   ASSERT_TRUE(begin.ok()) << Describe(begin);
   EXPECT_EQ(begin.value(), t1);  // the boundary as the replica shows it

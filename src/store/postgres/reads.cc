@@ -147,7 +147,7 @@ DbResult<PgResult> ReadOnce(ConnectionPool& pool, std::chrono::milliseconds stat
   if (!lease.ok()) {
     return std::move(lease).error();
   }
-  return (*lease.value()).Exec(what, sql, params, Clock::now() + statement_timeout + kClientSlack);
+  return lease.value()->Exec(what, sql, params, Clock::now() + statement_timeout + kClientSlack);
 }
 
 // Ends a read transaction that failed: ROLLBACK, or close a connection that cannot, so the release

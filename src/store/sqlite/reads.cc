@@ -79,7 +79,7 @@ StoreResult<std::vector<std::optional<EnvelopeMeta>>> ReadDuplicates(
     if (!meta.ok()) {
       return meta.error();
     }
-    out.push_back(std::move(meta.value()));
+    out.push_back(std::move(meta).value());
   }
   return out;
 }
