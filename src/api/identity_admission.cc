@@ -100,10 +100,10 @@ asio::awaitable<Status> AdmitOne(const ApiContext& ctx, store::PublishItem& item
   // Step 1: the whole identity topic in one snapshot; its last id is the validated head.
   auto history_job = [store = ctx.store, topic = item.topic] { return store->History(topic); };
   auto history = co_await ctx.db->Run(std::move(history_job));
-  if (auto* error = std::get_if<store::StoreError>(&history)) {
-    co_return StoreErrorStatus(*error, ctx);
+  if (!history.ok()) {
+    co_return StoreErrorStatus(history.error(), ctx);
   }
-  auto& rows = std::get<std::vector<store::StoredEnvelope>>(history);
+  auto& rows = history.value();
   item.identity_validated_head = rows.empty() ? 0 : rows.back().meta.sequence_id;
   std::vector<std::string> payloads;
   payloads.reserve(rows.size());
@@ -169,10 +169,10 @@ asio::awaitable<Status> AdmitIdentityUpdates(const ApiContext& ctx,
     return store->FindDuplicates(keys);
   };
   auto duplicates = co_await ctx.db->Run(std::move(duplicates_job));
-  if (auto* error = std::get_if<store::StoreError>(&duplicates)) {
-    co_return StoreErrorStatus(*error, ctx);
+  if (!duplicates.ok()) {
+    co_return StoreErrorStatus(duplicates.error(), ctx);
   }
-  const auto stored = std::get<std::vector<std::optional<store::EnvelopeMeta>>>(duplicates);
+  const auto stored = duplicates.value();
   const validate::IdentityLimits limits{.max_identity_entries = ctx.limits.max_identity_entries,
                                         .max_scw_signatures = ctx.limits.max_scw_signatures};
 

@@ -65,10 +65,10 @@ asio::awaitable<Result<v1::GetInboxIdsResponse>> GetInboxIds(
   }
   auto job = [store = ctx.store, keys = std::move(keys)] { return store->InboxIds(keys); };
   auto found = co_await ctx.db->Run(std::move(job));
-  if (auto* error = std::get_if<store::StoreError>(&found)) {
-    co_return StoreErrorStatus(*error, ctx);
+  if (!found.ok()) {
+    co_return StoreErrorStatus(found.error(), ctx);
   }
-  const auto& inboxes = std::get<std::vector<std::optional<std::string>>>(found);
+  const auto& inboxes = found.value();
   v1::GetInboxIdsResponse response;
   for (int i = 0; i < request.requests_size(); ++i) {
     auto* out = response.add_responses();

@@ -81,10 +81,10 @@ class Reader {
       return Fail(index, v1::PublishError::REASON_TOO_LARGE, "an envelope is too large");
     }
     auto parsed_or = validate::ParseEnvelope(envelope);
-    if (auto* rejection = std::get_if<validate::Rejection>(&parsed_or)) {
-      return Fail(index, rejection->reason, rejection->message);
+    if (!parsed_or.ok()) {
+      return Fail(index, parsed_or.error().reason, parsed_or.error().message);
     }
-    return Add(index, envelope, std::get<validate::ParsedEnvelope>(parsed_or));
+    return Add(index, envelope, parsed_or.value());
   }
 
  private:

@@ -172,17 +172,17 @@ asio::awaitable<Status> Query(const ApiContext& ctx, const v1::QueryRequest& req
                        max_bytes =
                            ctx.limits.max_response_bytes]() -> store::StoreResult<EncodedPage> {
       auto read = store->Query(topics, limit, max_bytes);
-      if (auto* error = std::get_if<store::StoreError>(&read)) {
-        return std::move(*error);
+      if (!read.ok()) {
+        return std::move(read).error();
       }
-      return EncodeQueryPage(std::get<store::QueryPage>(read), max_bytes);
+      return EncodeQueryPage(read.value(), max_bytes);
     };
     // A call ended before the read starts (its client went away) does not read the store.
     auto result = co_await ctx.db->Run(std::move(result_job), call.ended_flag());
-    if (auto* error = std::get_if<store::StoreError>(&result)) {
-      co_return StoreErrorStatus(*error, ctx);
+    if (!result.ok()) {
+      co_return StoreErrorStatus(result.error(), ctx);
     }
-    encoded = std::move(std::get<EncodedPage>(result));
+    encoded = std::move(result).value();
   } else {
     encoded.message = std::string("\x12\x00", 2);  // the continuation alone
   }
@@ -261,16 +261,16 @@ asio::awaitable<Status> QueryNewest(const ApiContext& ctx, const v1::QueryNewest
                      max_bytes =
                          ctx.limits.max_response_bytes]() -> store::StoreResult<EncodedPage> {
     auto read = store->Newest(topics, full);
-    if (auto* error = std::get_if<store::StoreError>(&read)) {
-      return std::move(*error);
+    if (!read.ok()) {
+      return std::move(read).error();
     }
-    return EncodeNewest(std::get<std::vector<store::StoredEnvelope>>(read), full, max_bytes);
+    return EncodeNewest(read.value(), full, max_bytes);
   };
   auto result = co_await ctx.db->Run(std::move(result_job), call.ended_flag());
-  if (auto* error = std::get_if<store::StoreError>(&result)) {
-    co_return StoreErrorStatus(*error, ctx);
+  if (!result.ok()) {
+    co_return StoreErrorStatus(result.error(), ctx);
   }
-  auto& encoded = std::get<EncodedPage>(result);
+  auto& encoded = result.value();
   if (encoded.over_budget) {
     co_return OverResponseBudget();
   }
@@ -285,10 +285,10 @@ asio::awaitable<Status> Get(const ApiContext& ctx, const v1::GetRequest& request
   XB_RETURN_IF_ERROR_CO(co_await call.ReserveResponse(WorstResponseMemory(ctx.limits, 1)));
   auto result_job = [store = ctx.store, id] { return store->Get(id); };
   auto result = co_await ctx.db->Run(std::move(result_job), call.ended_flag());
-  if (auto* error = std::get_if<store::StoreError>(&result)) {
-    co_return StoreErrorStatus(*error, ctx);
+  if (!result.ok()) {
+    co_return StoreErrorStatus(result.error(), ctx);
   }
-  auto& row = std::get<std::optional<store::StoredEnvelope>>(result);
+  auto& row = result.value();
   if (!row) {
     co_return NotFound("no visible envelope has that id");
   }

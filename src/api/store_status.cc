@@ -111,6 +111,9 @@ Status StoreErrorStatus(const store::StoreError& error, const ApiContext& ctx) {
     case ErrorKind::kOther:
       errors.Inc(telemetry::DbErrorKind::kOther);
       return Failed(Unavailable("the store is unavailable"), error, ctx);
+    case ErrorKind::kQueueFull:
+      // The database did not fail: this server has more store calls waiting than it admits.
+      return Unavailable("the database queue is full; retry later");
   }
   return Internal("unknown store error");
 }

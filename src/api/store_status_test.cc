@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,25 @@ TEST_F(StoreStatusTest, LevelsAndWhatIsNotAFailure) {
   const std::string text = metrics_.Exposition();
   EXPECT_TRUE(HasLine(text, R"(xmtp_db_failures_total{cause="timeout"} 0)")) << text;
   EXPECT_TRUE(HasLine(text, R"(xmtp_db_failures_total{cause="invariant"} 1)"));
+}
+
+// issue 29: a call the full DB pool refused (store/db_pool.h) is UNAVAILABLE in plain words; the
+// database did not fail, so it is neither logged nor counted as a database error or failure.
+TEST_F(StoreStatusTest, AFullDbQueueIsUnavailableAndNotADatabaseFailure) {
+  const Status status =
+      StoreErrorStatus(Error(store::ErrorKind::kQueueFull, store::ErrorCause::kUnclassified,
+                             "the database queue is full"),
+                       ctx_);
+  EXPECT_EQ(status.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(status.message(), "the database queue is full; retry later");
+  EXPECT_TRUE(lines_.empty());
+  // Every database error and failure series is absent or zero.
+  std::istringstream text(metrics_.Exposition());
+  for (std::string line; std::getline(text, line);) {
+    if (line.starts_with("xmtp_db_errors_total{") || line.starts_with("xmtp_db_failures_total{")) {
+      EXPECT_TRUE(line.ends_with(" 0")) << line;
+    }
+  }
 }
 
 // Without a failure log (tests, tools) the failure is still counted.

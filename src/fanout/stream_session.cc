@@ -316,10 +316,10 @@ asio::awaitable<std::variant<std::vector<CatchupTargetOut>, Ending>> StreamSessi
     return store->Heads(topics);
   };
   auto heads = co_await deps_.db->Run(std::move(heads_job));
-  if (std::holds_alternative<store::StoreError>(heads)) {
+  if (!heads.ok()) {
     co_return DatabaseFailure();
   }
-  const auto& values = std::get<std::vector<int64_t>>(heads);
+  const auto& values = heads.value();
   if (values.size() != added.size()) {
     co_return DatabaseFailure();
   }

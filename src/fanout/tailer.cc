@@ -123,7 +123,7 @@ void Tailer::RunBoundaryWorker() {
     }
     auto result = store_.AdvanceBoundary();
     auto& advances = metrics_.tailer().boundary_advances;
-    if (std::holds_alternative<store::StoreError>(result)) {
+    if (!result.ok()) {
       advances.Inc(telemetry::BoundaryResult::kError);
       logger_.Warn("allocation boundary advance failed; restarting stream recovery");
       {
@@ -131,7 +131,7 @@ void Tailer::RunBoundaryWorker() {
         boundary_failed_ = true;
       }
       tailer_cv_.notify_one();  // ends the tailer's sleep (SleepUntil)
-    } else if (std::get<store::BoundaryAdvance>(result).lock_timeout) {
+    } else if (result.value().lock_timeout) {
       advances.Inc(telemetry::BoundaryResult::kLockTimeout);
       logger_.Warn("allocation boundary advance timed out waiting for the barrier");
       std::lock_guard lock(mu_);
@@ -258,12 +258,12 @@ bool Tailer::Bootstrap() {
     // Step 2: the boundary B on the primary.
     auto advance = store_.AdvanceBoundary();
     auto& advances = metrics_.tailer().boundary_advances;
-    if (std::holds_alternative<store::StoreError>(advance)) {
+    if (!advance.ok()) {
       advances.Inc(telemetry::BoundaryResult::kError);
       logger_.Warn("stream recovery: allocation boundary advance failed; retrying");
       continue;
     }
-    const auto& outcome = std::get<store::BoundaryAdvance>(advance);
+    const auto& outcome = advance.value();
     if (outcome.lock_timeout) {
       advances.Inc(telemetry::BoundaryResult::kLockTimeout);
       continue;
@@ -272,21 +272,20 @@ bool Tailer::Bootstrap() {
     const int64_t boundary = outcome.boundary;
     // Step 3: a fresh dedicated connection to the read database.
     auto reader = store_.OpenTailReader();
-    if (std::holds_alternative<store::StoreError>(reader)) {
+    if (!reader.ok()) {
       logger_.Warn("stream recovery: cannot open the tailer's read connection; retrying");
       continue;
     }
-    reader_ = std::move(std::get<std::unique_ptr<store::TailReader>>(reader));
+    reader_ = std::move(reader).value();
     // Step 4: wait until the read database shows B.
     bool visible = false;
     bool failed = false;
     while (!visible && !failed) {
       auto seen = reader_->Begin();
       auto ended = reader_->End();
-      if (std::holds_alternative<store::StoreError>(seen) ||
-          std::holds_alternative<store::StoreError>(ended)) {
+      if (!seen.ok() || !ended.ok()) {
         failed = true;
-      } else if (std::get<int64_t>(seen) >= boundary) {
+      } else if (seen.value() >= boundary) {
         visible = true;
       } else if (!SleepUntil(Clock::now() + options_.poll_interval, false)) {
         return false;
@@ -305,31 +304,9 @@ bool Tailer::Bootstrap() {
   }
 }
 
-// implements: STORE.md 5.3 (one poll, one snapshot), ARC-037, ARC-038, ARC-042, ARC-077
-Tailer::PollOutcome Tailer::Poll() {
-  auto& tm = metrics_.tailer();
-  auto fail = [&](bool invariant) {
-    tm.polls.Inc(telemetry::TailerPollResult::kError);
-    if (invariant) {
-      metrics_.db().errors.Inc(telemetry::DbErrorKind::kInvariant);
-    }
-    if (reader_) {
-      reader_->End();
-    }
-    return PollOutcome::kFailed;
-  };
-  auto begun = reader_->Begin();
-  if (std::holds_alternative<store::StoreError>(begun)) {
-    return fail(false);
-  }
-  const int64_t b = std::get<int64_t>(begun);
-
-  std::vector<store::RowHead> selected;
-  uint64_t bytes = 0;
-  uint64_t gap_rows = 0;
-  uint64_t forward_rows = 0;
-  bool incomplete = false;
-  auto admit = [&](const store::RowHead& row) {
+struct Tailer::PollScan {
+  // Takes `row` unless it would pass the poll's byte budget (the first row always fits).
+  bool Admit(const store::RowHead& row) {
     const uint64_t cost = row.payload_bytes + kRowOverheadBytes;
     if (!selected.empty() && bytes + cost > kPollByteBudget) {
       return false;
@@ -337,99 +314,147 @@ Tailer::PollOutcome Tailer::Poll() {
     bytes += cost;
     selected.push_back(row);
     return true;
-  };
+  }
 
-  // Gap probes, ascending, in batches.
+  std::vector<store::RowHead> selected;
+  uint64_t bytes = 0;
+  uint64_t gap_rows = 0;
+  uint64_t forward_rows = 0;
+  bool incomplete = false;
+};
+
+// Gap probes, ascending, in batches.
+Tailer::StepFailure Tailer::ProbeGaps(int64_t boundary, PollScan& scan) {
   const auto ranges = gaps_.Ranges();
-  for (size_t start = 0; start < ranges.size() && !incomplete; start += kProbeRangesPerStatement) {
+  for (size_t start = 0; start < ranges.size() && !scan.incomplete;
+       start += kProbeRangesPerStatement) {
     const size_t end = std::min(ranges.size(), start + kProbeRangesPerStatement);
     std::vector<store::IdRange> batch(ranges.begin() + static_cast<ptrdiff_t>(start),
                                       ranges.begin() + static_cast<ptrdiff_t>(end));
     auto probed = reader_->Probe(batch, kProbeRowsPerRange);
-    if (std::holds_alternative<store::StoreError>(probed)) {
-      return fail(false);
+    if (!probed.ok()) {
+      return StepFailure::kDatabase;
     }
-    const auto& per_range = std::get<std::vector<std::vector<store::RowHead>>>(probed);
+    const auto& per_range = probed.value();
     if (per_range.size() != batch.size()) {
-      return fail(true);
+      return StepFailure::kInvariant;
     }
     for (size_t i = 0; i < batch.size(); ++i) {
       bool fit = true;
       for (const auto& row : per_range[i]) {
-        if (!admit(row)) {
+        if (!scan.Admit(row)) {
           fit = false;
           break;
         }
         gaps_.Subtract(row.sequence_id, row.sequence_id);
-        ++gap_rows;
+        ++scan.gap_rows;
       }
       if (!fit || per_range[i].size() >= kProbeRowsPerRange) {
-        incomplete = true;
+        scan.incomplete = true;
         break;
       }
       // ARC-038: only the boundary of this same snapshot retires a gap.
-      gaps_.Subtract(batch[i].low, std::min(batch[i].high, b));
+      gaps_.Subtract(batch[i].low, std::min(batch[i].high, boundary));
     }
   }
+  return StepFailure::kNone;
+}
 
-  // Forward scan, only after complete probes (ARC-037).
-  if (!incomplete) {
-    auto forward = reader_->Forward(cursor_, kForwardRows);
-    if (std::holds_alternative<store::StoreError>(forward)) {
-      return fail(false);
-    }
-    const auto& rows = std::get<std::vector<store::RowHead>>(forward);
-    for (const auto& row : rows) {
-      if (!admit(row)) {
-        incomplete = true;
-        break;
-      }
-      if (row.sequence_id > cursor_ + 1) {
-        gaps_.Add(cursor_ + 1, row.sequence_id - 1);
-      }
-      cursor_ = row.sequence_id;
-      ++forward_rows;
-    }
-    if (rows.size() >= kForwardRows) {
-      incomplete = true;
-    }
+// Forward scan, only after complete probes (ARC-037).
+Tailer::StepFailure Tailer::ScanForward(PollScan& scan) {
+  auto forward = reader_->Forward(cursor_, kForwardRows);
+  if (!forward.ok()) {
+    return StepFailure::kDatabase;
   }
+  const auto& rows = forward.value();
+  for (const auto& row : rows) {
+    if (!scan.Admit(row)) {
+      scan.incomplete = true;
+      break;
+    }
+    if (row.sequence_id > cursor_ + 1) {
+      gaps_.Add(cursor_ + 1, row.sequence_id - 1);
+    }
+    cursor_ = row.sequence_id;
+    ++scan.forward_rows;
+  }
+  if (rows.size() >= kForwardRows) {
+    scan.incomplete = true;
+  }
+  return StepFailure::kNone;
+}
 
-  // Payloads of the selected ids that some registration wants, same snapshot.
-  std::vector<RowPtr> rows;
-  const std::vector<bool> wanted = registry_.Interested(selected);
+// Payloads of the selected ids that some registration wants, same snapshot, encoded.
+Tailer::StepFailure Tailer::LoadWanted(const PollScan& scan, std::vector<RowPtr>* rows) {
+  const std::vector<bool> wanted = registry_.Interested(scan.selected);
   std::vector<int64_t> ids;
-  for (size_t i = 0; i < selected.size(); ++i) {
+  for (size_t i = 0; i < scan.selected.size(); ++i) {
     if (wanted[i]) {
-      ids.push_back(selected[i].sequence_id);
+      ids.push_back(scan.selected[i].sequence_id);
     }
   }
-  if (!ids.empty()) {
-    auto loaded = reader_->Load(ids);
-    if (std::holds_alternative<store::StoreError>(loaded)) {
-      return fail(false);
+  if (ids.empty()) {
+    return StepFailure::kNone;
+  }
+  auto loaded = reader_->Load(ids);
+  if (!loaded.ok()) {
+    return StepFailure::kDatabase;
+  }
+  auto& full = loaded.value();
+  if (full.size() != ids.size()) {
+    return StepFailure::kInvariant;
+  }
+  rows->reserve(full.size());
+  for (auto& envelope : full) {
+    auto row = std::make_shared<DeliveryRow>();
+    row->sequence_id = envelope.meta.sequence_id;
+    if (!encoder_(store::StoredEnvelopeView::Of(envelope), &row->encoded)) {
+      return StepFailure::kInvariant;
     }
-    auto& full = std::get<std::vector<store::StoredEnvelope>>(loaded);
-    if (full.size() != ids.size()) {
-      return fail(true);
+    row->topic = std::move(envelope.meta.topic);
+    rows->push_back(std::move(row));
+  }
+  return StepFailure::kNone;
+}
+
+// implements: STORE.md 5.3 (one poll, one snapshot), ARC-037, ARC-038, ARC-042, ARC-077
+Tailer::PollOutcome Tailer::Poll() {
+  auto& tm = metrics_.tailer();
+  auto fail = [&](StepFailure failure) {
+    tm.polls.Inc(telemetry::TailerPollResult::kError);
+    if (failure == StepFailure::kInvariant) {
+      metrics_.db().errors.Inc(telemetry::DbErrorKind::kInvariant);
     }
-    rows.reserve(full.size());
-    for (auto& envelope : full) {
-      auto row = std::make_shared<DeliveryRow>();
-      row->sequence_id = envelope.meta.sequence_id;
-      if (!encoder_(store::StoredEnvelopeView::Of(envelope), &row->encoded)) {
-        return fail(true);
-      }
-      row->topic = std::move(envelope.meta.topic);
-      rows.push_back(std::move(row));
+    if (reader_) {
+      (void)reader_->End();  // the poll has failed already; a failed End adds nothing
+    }
+    return PollOutcome::kFailed;
+  };
+  auto begun = reader_->Begin();
+  if (!begun.ok()) {
+    return fail(StepFailure::kDatabase);
+  }
+  const int64_t b = begun.value();
+
+  PollScan scan;
+  if (StepFailure failure = ProbeGaps(b, scan); failure != StepFailure::kNone) {
+    return fail(failure);
+  }
+  if (!scan.incomplete) {
+    if (StepFailure failure = ScanForward(scan); failure != StepFailure::kNone) {
+      return fail(failure);
     }
   }
-  if (std::holds_alternative<store::StoreError>(reader_->End())) {
-    return fail(false);
+  std::vector<RowPtr> rows;
+  if (StepFailure failure = LoadWanted(scan, &rows); failure != StepFailure::kNone) {
+    return fail(failure);
+  }
+  if (!reader_->End().ok()) {
+    return fail(StepFailure::kDatabase);
   }
   tm.polls.Inc(telemetry::TailerPollResult::kOk);
-  tm.rows.Add(telemetry::TailerRowSource::kForward, forward_rows);
-  tm.rows.Add(telemetry::TailerRowSource::kGap, gap_rows);
+  tm.rows.Add(telemetry::TailerRowSource::kForward, scan.forward_rows);
+  tm.rows.Add(telemetry::TailerRowSource::kGap, scan.gap_rows);
   tm.gap_ranges.Set(static_cast<int64_t>(gaps_.size()));
 
   // ARC-042: overflow ends the generation before dispatching; unknown gaps are never dropped.
@@ -442,7 +467,7 @@ Tailer::PollOutcome Tailer::Poll() {
   if (gaps_.highest() > b) {
     RequestBoundaryAdvance();
   }
-  return incomplete ? PollOutcome::kIncomplete : PollOutcome::kComplete;
+  return scan.incomplete ? PollOutcome::kIncomplete : PollOutcome::kComplete;
 }
 
 }  // namespace xb::fanout

@@ -61,6 +61,12 @@ class Tailer {
   // Steps 2-5 of STORE.md 5.2; false when stopping.
   bool Bootstrap();
   PollOutcome Poll();
+  // The steps of one poll, in its one snapshot (tailer.cc). Each says how it failed, if it did.
+  enum class StepFailure : uint8_t { kNone, kDatabase, kInvariant };
+  struct PollScan;  // the rows a poll selected within its byte budget
+  StepFailure ProbeGaps(int64_t boundary, PollScan& scan);
+  StepFailure ScanForward(PollScan& scan);
+  StepFailure LoadWanted(const PollScan& scan, std::vector<RowPtr>* rows);
   void EndGeneration(const Ending& ending);
   // Sleeps until `until`, a commit wake-up, or Stop(); false when stopping.
   bool SleepUntil(std::chrono::steady_clock::time_point until, bool wake_on_commit);

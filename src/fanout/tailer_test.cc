@@ -71,7 +71,7 @@ class TailerTest : public ::testing::Test {
   void PublishEachAndAwaitIt(int count) {
     for (int n = 0; n < count; ++n) {
       auto result = store_->CommitPublish(Request({Item(topic_, "payload " + std::to_string(n))}));
-      const auto* done = std::get_if<store::CommitPublishResult>(&result);
+      const store::CommitPublishResult* done = result.ok() ? &result.value() : nullptr;
       ASSERT_TRUE(done != nullptr && done->metas.size() == 1) << "publish " << n;
       const int64_t id = done->metas[0].sequence_id;
       ASSERT_TRUE(Delivered(id)) << "publish " << n << " (id " << id << ") was not delivered";

@@ -285,12 +285,12 @@ bool Server::OpenDatabase() {
   }
   store_ = std::move(opened).value();
   auto clock = store_->ClockNs();
-  if (std::holds_alternative<store::StoreError>(clock)) {
+  if (!clock.ok()) {
     Fail("configuration is invalid: database.url (the store clock cannot be read)");
     return false;
   }
   // implements: OPS-020 (startup)
-  if (Status fits = config::CheckRetentionFitsClock(config_.retention, std::get<int64_t>(clock));
+  if (Status fits = config::CheckRetentionFitsClock(config_.retention, clock.value());
       !fits.ok()) {
     Fail(fits.message());
     return false;

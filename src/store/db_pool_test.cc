@@ -8,6 +8,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
+#include <future>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -34,9 +35,10 @@ TEST(DbPool, RunsTheJobOnAPoolThreadBelowTheCallerAndResumesOnIt) {
         auto job = [&] {
           job_thread = std::this_thread::get_id();
           job_nice = ThisThreadNice();
-          return 7;
+          return StoreResult<int>(7);
         };
-        result = co_await pool.Run(std::move(job));
+        StoreResult<int> done = co_await pool.Run(std::move(job));
+        result = done.value_or(0);
         resumed_on = std::this_thread::get_id();
       },
       asio::detached);
@@ -60,7 +62,7 @@ TEST(DbPool, SkipsAJobWhoseCallEndedBeforeItStarted) {
       [&]() -> asio::awaitable<void> {
         auto job = [&ran] {
           ran = true;
-          return 1;
+          return StoreResult<int>(1);
         };
         co_await pool.Run(std::move(job), ended);
         resumed = true;
@@ -70,6 +72,54 @@ TEST(DbPool, SkipsAJobWhoseCallEndedBeforeItStarted) {
   pool.Stop();
   EXPECT_FALSE(ran);
   EXPECT_FALSE(resumed);
+  EXPECT_EQ(pool.admitted(), 0u);
+}
+
+// The queue is bounded: with one job admitted (and held running), a second resolves at once to
+// kQueueFull without running; once the first finishes, the pool admits again.
+TEST(DbPool, RefusesBeyondMaxAdmittedWithQueueFullWithoutRunningTheJob) {
+  asio::io_context io;
+  DbPool pool(/*threads=*/1, /*max_admitted=*/1);
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::optional<StoreResult<int>> first;
+  std::optional<StoreResult<int>> second;
+  std::optional<StoreResult<int>> third;
+  bool second_ran = false;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        auto job = [released] {
+          released.wait();
+          return StoreResult<int>(1);
+        };
+        first.emplace(co_await pool.Run(std::move(job)));
+        auto again = [] { return StoreResult<int>(3); };
+        third.emplace(co_await pool.Run(std::move(again)));
+      },
+      asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        auto job = [&second_ran] {
+          second_ran = true;
+          return StoreResult<int>(2);
+        };
+        second.emplace(co_await pool.Run(std::move(job)));
+        release.set_value();  // only now may the first job finish
+      },
+      asio::detached);
+  io.run_for(std::chrono::seconds(10));
+  ASSERT_TRUE(second.has_value());
+  ASSERT_FALSE(second->ok());
+  EXPECT_EQ(second->error().kind, ErrorKind::kQueueFull);
+  EXPECT_EQ(second->error().message, "the database queue is full");
+  EXPECT_FALSE(second_ran);
+  ASSERT_TRUE(first.has_value() && first->ok());
+  EXPECT_EQ(first->value(), 1);
+  ASSERT_TRUE(third.has_value() && third->ok());
+  EXPECT_EQ(third->value(), 3);
+  EXPECT_EQ(pool.admitted(), 0u);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/expected.h"
 #include "base/status.h"
 
 namespace xb::store {
@@ -122,6 +123,8 @@ enum class ErrorKind : uint8_t {
   kAdmission,     // a pending failure of a non-duplicate item -> that item's status
   kOverflow,      // expiry does not fit int64 ns (OPS-020) -> INTERNAL
   kOther,         // -> UNAVAILABLE, "other"
+  kQueueFull,     // the DB pool's admission bound refused the call (store/db_pool.h): nothing ran;
+                  // -> UNAVAILABLE, not counted as a database error
 };
 
 // What went wrong, as the engine classified it (its error mapping: sqlite/connection.h,
@@ -174,7 +177,7 @@ constexpr ErrorCause CauseOf(const StoreError& error) {
 }
 
 template <typename T>
-using StoreResult = std::variant<T, StoreError>;
+using StoreResult = Expected<T, StoreError>;
 
 // --- Stream reads (STORE.md 5, 7): all on the read database (the replica when configured). ---
 
@@ -341,10 +344,10 @@ class Store {
                                                  uint32_t per_range, uint64_t byte_budget,
                                                  const CatchUpVisitor& visit) {
     auto fetched = CatchUp(ranges, per_range, byte_budget);
-    if (auto* error = std::get_if<StoreError>(&fetched)) {
-      return std::move(*error);
+    if (!fetched.ok()) {
+      return std::move(fetched).error();
     }
-    const auto& per = std::get<std::vector<std::vector<StoredEnvelope>>>(fetched);
+    const auto& per = fetched.value();
     for (size_t r = 0; r < per.size(); ++r) {
       for (const StoredEnvelope& row : per[r]) {
         if (!visit(r, StoredEnvelopeView::Of(row))) {

@@ -48,21 +48,22 @@ using test_data::WelcomeTopic;
 
 template <typename T>
 bool IsOk(const StoreResult<T>& result) {
-  return std::holds_alternative<T>(result);
+  return result.ok();
 }
 
 template <typename T>
 std::string Describe(const StoreResult<T>& result) {
-  if (const auto* e = std::get_if<StoreError>(&result)) {
-    return "store error kind " + std::to_string(static_cast<int>(e->kind)) + ": " + e->message;
+  if (!result.ok()) {
+    return "store error kind " + std::to_string(static_cast<int>(result.error().kind)) + ": " +
+           result.error().message;
   }
   return "ok";
 }
 
 template <typename T>
 StoreError ErrorOf(const StoreResult<T>& result) {
-  if (const auto* e = std::get_if<StoreError>(&result)) {
-    return *e;
+  if (!result.ok()) {
+    return result.error();
   }
   StoreError none;
   none.message = "no error";
@@ -75,7 +76,7 @@ StoreError ErrorOf(const StoreResult<T>& result) {
   auto XB_STORE_CONCAT(store_result_, __LINE__) = (expr);     \
   ASSERT_TRUE(IsOk(XB_STORE_CONCAT(store_result_, __LINE__))) \
       << Describe(XB_STORE_CONCAT(store_result_, __LINE__));  \
-  lhs = std::get<0>(std::move(XB_STORE_CONCAT(store_result_, __LINE__)))
+  lhs = std::move(XB_STORE_CONCAT(store_result_, __LINE__)).value()
 
 void ExpectMetaEq(const EnvelopeMeta& a, const EnvelopeMeta& b) {
   EXPECT_EQ(a.sequence_id, b.sequence_id);
@@ -685,50 +686,46 @@ TEST_P(StoreConformanceTest, ClockIsNanosecondsSinceTheEpoch) {
 
 // ---- Concurrency. ----
 
-TEST_P(StoreConformanceTest, ConcurrentPublishersGetUniqueIdsAndReadersSeePrefixes) {
-  // verifies: API-287
-  // verifies: API-289
-  // verifies: API-201
-  // verifies: API-240
-  constexpr int kThreads = 4;
-  constexpr int kPublishes = 25;
-  const std::vector<std::string> topics = {GroupTopic(1), GroupTopic(2), GroupTopic(3)};
-
+// What ConcurrentPublishersGetUniqueIdsAndReadersSeePrefixes's threads saw.
+struct ConcurrentRun {
   struct Published {
     std::vector<std::vector<EnvelopeMeta>> publishes;  // per publish, per item
     std::vector<std::string> errors;
   };
-  std::vector<Published> published(kThreads);
-  std::atomic<int> running{kThreads};
-  std::vector<QueryPage> snapshots;
+  std::vector<Published> published;  // per writer thread
+  std::vector<QueryPage> snapshots;  // the reader's pages, in order
   std::vector<std::string> reader_errors;
+};
 
-  std::vector<TopicCursor> all;
-  for (const std::string& topic : topics) {
-    all.push_back({topic, 0});
-  }
+// `threads` writers each publish `publishes` requests of two items on two of `topics` (three),
+// while one reader queries `all` in a loop until the writers are done.
+ConcurrentRun PublishWhileReading(Store& store, const std::vector<std::string>& topics,
+                                  const std::vector<TopicCursor>& all, int threads, int publishes) {
+  ConcurrentRun run;
+  run.published.resize(static_cast<size_t>(threads));
+  std::atomic<int> running{threads};
   std::thread reader([&] {
     while (running.load() > 0) {
-      auto page = store_->Query(all, 1000);
+      auto page = store.Query(all, 1000);
       if (!IsOk(page)) {
-        reader_errors.push_back(Describe(page));
+        run.reader_errors.push_back(Describe(page));
         return;
       }
-      snapshots.push_back(std::get<QueryPage>(std::move(page)));
+      run.snapshots.push_back(std::move(page).value());
     }
   });
   std::vector<std::thread> writers;
-  for (int t = 0; t < kThreads; ++t) {
+  for (int t = 0; t < threads; ++t) {
     writers.emplace_back([&, t] {
-      for (int i = 0; i < kPublishes; ++i) {
+      for (int i = 0; i < publishes; ++i) {
         const std::string tag = std::to_string(t) + "-" + std::to_string(i);
-        auto result = store_->CommitPublish(Request(
+        auto result = store.CommitPublish(Request(
             {Item(topics[(t + i) % 3], "a" + tag), Item(topics[(t + i + 1) % 3], "b" + tag)}));
         if (!IsOk(result)) {
-          published[t].errors.push_back(Describe(result));
+          run.published[t].errors.push_back(Describe(result));
           continue;
         }
-        published[t].publishes.push_back(std::get<CommitPublishResult>(result).metas);
+        run.published[t].publishes.push_back(result.value().metas);
       }
       running.fetch_sub(1);
     });
@@ -737,11 +734,14 @@ TEST_P(StoreConformanceTest, ConcurrentPublishersGetUniqueIdsAndReadersSeePrefix
     w.join();
   }
   reader.join();
-  ASSERT_TRUE(reader_errors.empty()) << reader_errors.front();
+  return run;
+}
 
-  std::set<int64_t> ids;
-  size_t total = 0;
-  for (const Published& p : published) {
+// Each writer's ids rise in item order, across its publishes and per topic; every id is
+// distinct. Adds them to `ids`.
+void ExpectUniqueRisingIds(const std::vector<ConcurrentRun::Published>& published,
+                           std::set<int64_t>* ids, size_t* total) {
+  for (const ConcurrentRun::Published& p : published) {
     ASSERT_TRUE(p.errors.empty()) << p.errors.front();
     std::map<std::string, int64_t> last_on_topic;
     int64_t last_any = 0;
@@ -753,11 +753,48 @@ TEST_P(StoreConformanceTest, ConcurrentPublishersGetUniqueIdsAndReadersSeePrefix
       for (const EnvelopeMeta& meta : metas) {
         EXPECT_GT(meta.sequence_id, last_on_topic[meta.topic]);
         last_on_topic[meta.topic] = meta.sequence_id;
-        ids.insert(meta.sequence_id);
-        ++total;
+        ids->insert(meta.sequence_id);
+        ++*total;
       }
     }
   }
+}
+
+// Every snapshot showed each topic as a prefix of its final rows (`by_topic`).
+void ExpectPrefixesOf(const std::vector<QueryPage>& snapshots,
+                      std::map<std::string, std::vector<int64_t>>& by_topic) {
+  for (const QueryPage& snapshot : snapshots) {
+    std::map<std::string, std::vector<int64_t>> seen;
+    for (const StoredEnvelope& e : snapshot.envelopes) {
+      seen[e.meta.topic].push_back(e.meta.sequence_id);
+    }
+    for (const auto& [topic, seen_ids] : seen) {
+      const std::vector<int64_t>& final_ids = by_topic[topic];
+      ASSERT_LE(seen_ids.size(), final_ids.size());
+      EXPECT_TRUE(std::equal(seen_ids.begin(), seen_ids.end(), final_ids.begin()))
+          << "a snapshot skipped a lower id on a topic";
+    }
+  }
+}
+
+TEST_P(StoreConformanceTest, ConcurrentPublishersGetUniqueIdsAndReadersSeePrefixes) {
+  // verifies: API-287
+  // verifies: API-289
+  // verifies: API-201
+  // verifies: API-240
+  constexpr int kThreads = 4;
+  constexpr int kPublishes = 25;
+  const std::vector<std::string> topics = {GroupTopic(1), GroupTopic(2), GroupTopic(3)};
+  std::vector<TopicCursor> all;
+  for (const std::string& topic : topics) {
+    all.push_back({topic, 0});
+  }
+  ConcurrentRun run = PublishWhileReading(*store_, topics, all, kThreads, kPublishes);
+  ASSERT_TRUE(run.reader_errors.empty()) << run.reader_errors.front();
+
+  std::set<int64_t> ids;
+  size_t total = 0;
+  ASSERT_NO_FATAL_FAILURE(ExpectUniqueRisingIds(run.published, &ids, &total));
   EXPECT_EQ(total, size_t{kThreads} * kPublishes * 2);
   EXPECT_EQ(ids.size(), total) << "an id was given twice";
 
@@ -773,18 +810,7 @@ TEST_P(StoreConformanceTest, ConcurrentPublishersGetUniqueIdsAndReadersSeePrefix
   EXPECT_EQ(read_ids, ids);
 
   // Every snapshot taken during the run showed each topic as a prefix of its final rows.
-  for (const QueryPage& snapshot : snapshots) {
-    std::map<std::string, std::vector<int64_t>> seen;
-    for (const StoredEnvelope& e : snapshot.envelopes) {
-      seen[e.meta.topic].push_back(e.meta.sequence_id);
-    }
-    for (const auto& [topic, seen_ids] : seen) {
-      const std::vector<int64_t>& final_ids = by_topic[topic];
-      ASSERT_LE(seen_ids.size(), final_ids.size());
-      EXPECT_TRUE(std::equal(seen_ids.begin(), seen_ids.end(), final_ids.begin()))
-          << "a snapshot skipped a lower id on a topic";
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(ExpectPrefixesOf(run.snapshots, by_topic));
 }
 
 // ---- Stream reads (STORE.md 4, 5, 7). ----
@@ -806,7 +832,7 @@ std::vector<EnvelopeMeta> PublishEach(
       ADD_FAILURE() << Describe(result);
       return metas;
     }
-    metas.push_back(std::get<CommitPublishResult>(result).metas[0]);
+    metas.push_back(result.value().metas[0]);
   }
   return metas;
 }

@@ -33,7 +33,7 @@ std::optional<Rejection> CheckIdentifier(const Routed& routed, std::string_view 
   return std::nullopt;
 }
 
-std::variant<Routed, Rejection> RouteGroupMessage(const xmtp::backend::v1::GroupMessage& m) {
+Expected<Routed, Rejection> RouteGroupMessage(const xmtp::backend::v1::GroupMessage& m) {
   Result<ParsedGroupMessage> parsed = ParseGroupMessageData(m.data());
   if (!parsed.ok()) {
     // The parser's messages are fixed texts (tls_reader.h), safe to pass on.
@@ -49,7 +49,7 @@ std::variant<Routed, Rejection> RouteGroupMessage(const xmtp::backend::v1::Group
   return routed;
 }
 
-std::variant<Routed, Rejection> RouteWelcome(const xmtp::backend::v1::WelcomeMessage& m) {
+Expected<Routed, Rejection> RouteWelcome(const xmtp::backend::v1::WelcomeMessage& m) {
   // VALIDATION.md 3: only the version oneof and the installation key are looked at; everything
   // else (wrapper algorithm values included) is stored as received.
   Routed routed{.kind = TopicKind::kWelcome};
@@ -69,8 +69,8 @@ std::variant<Routed, Rejection> RouteWelcome(const xmtp::backend::v1::WelcomeMes
   return routed;
 }
 
-std::variant<Routed, Rejection> RouteKeyPackage(const xmtp::backend::v1::KeyPackage& m,
-                                                std::optional<ParsedKeyPackage>& out) {
+Expected<Routed, Rejection> RouteKeyPackage(const xmtp::backend::v1::KeyPackage& m,
+                                            std::optional<ParsedKeyPackage>& out) {
   Result<ParsedKeyPackage> parsed = ParseKeyPackage(m.key_package_tls_serialized());
   if (!parsed.ok()) {
     return Malformed("key package is not a well-formed RFC 9420 KeyPackage: " +
@@ -86,7 +86,7 @@ std::variant<Routed, Rejection> RouteKeyPackage(const xmtp::backend::v1::KeyPack
   return routed;
 }
 
-std::variant<Routed, Rejection> RouteIdentityUpdate(
+Expected<Routed, Rejection> RouteIdentityUpdate(
     const xmtp::identity::associations::IdentityUpdate& m) {
   std::optional<std::string> inbox = DecodeInboxId(m.inbox_id());
   if (!inbox.has_value()) {
@@ -95,7 +95,7 @@ std::variant<Routed, Rejection> RouteIdentityUpdate(
   return Routed{.kind = TopicKind::kIdentityUpdate, .identifier = *std::move(inbox)};
 }
 
-std::variant<Routed, Rejection> RouteCommitLogEntry(const xmtp::backend::v1::CommitLogEntry& m) {
+Expected<Routed, Rejection> RouteCommitLogEntry(const xmtp::backend::v1::CommitLogEntry& m) {
   // The backend reads only group_id (API.md 2.12); the entry bytes are stored verbatim and its
   // signature is never verified (API-230).
   xmtp::mls::message_contents::PlaintextCommitLogEntry entry;
@@ -113,12 +113,12 @@ std::variant<Routed, Rejection> RouteCommitLogEntry(const xmtp::backend::v1::Com
 
 // implements: API-230 (parse and route; the checks beyond parsing are later stages)
 // implements: TOPIC-001, TOPIC-002, API-211
-std::variant<ParsedEnvelope, Rejection> ParseEnvelope(const ClientEnvelope& envelope) {
+Expected<ParsedEnvelope, Rejection> ParseEnvelope(const ClientEnvelope& envelope) {
   ClientEnvelope clean = envelope;
   std::string stored_bytes = Canonicalize(clean);
 
   ParsedEnvelope out;
-  std::variant<Routed, Rejection> routed = Malformed("envelope has no payload");
+  Expected<Routed, Rejection> routed = Malformed("envelope has no payload");
   switch (clean.payload_case()) {
     case ClientEnvelope::kGroupMessage:
       routed = RouteGroupMessage(clean.group_message());
@@ -138,10 +138,10 @@ std::variant<ParsedEnvelope, Rejection> ParseEnvelope(const ClientEnvelope& enve
     case ClientEnvelope::PAYLOAD_NOT_SET:
       break;  // API-230: an unset payload is malformed
   }
-  if (auto* rejection = std::get_if<Rejection>(&routed)) {
-    return std::move(*rejection);
+  if (!routed.ok()) {
+    return std::move(routed).error();
   }
-  Routed& r = std::get<Routed>(routed);
+  Routed& r = routed.value();
   out.kind = r.kind;
   out.topic = MakeTopic(r.kind, r.identifier);
   out.is_commit_or_proposal = r.is_commit_or_proposal;

@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <variant>
 
+#include "base/expected.h"
 #include "identity/associations/association.pb.h"
 #include "validate/key_package.h"
 #include "validate/topic.h"
@@ -49,7 +49,7 @@ struct ParsedEnvelope {
 // identity update whose inbox_id is not 64 hex characters; commit-log entry whose
 // serialized_commit_log_entry is not a PlaintextCommitLogEntry or whose group_id is not 16 bytes.
 // Pure function; thread-safe; never suspends.
-std::variant<ParsedEnvelope, Rejection> ParseEnvelope(
+Expected<ParsedEnvelope, Rejection> ParseEnvelope(
     const xmtp::backend::v1::ClientEnvelope& envelope);
 
 }  // namespace xb::validate

@@ -47,15 +47,15 @@ void FuzzEnvelope(std::string_view bytes) {
     return;
   }
   auto result = xb::validate::ParseEnvelope(envelope);
-  if (const auto* rejection = std::get_if<Rejection>(&result)) {
-    XB_VALIDATE_FUZZ_CHECK(rejection->reason ==
+  if (!result.ok()) {
+    XB_VALIDATE_FUZZ_CHECK(result.error().reason ==
                            xmtp::backend::v1::PublishError::REASON_MALFORMED_PAYLOAD);
-    for (char c : rejection->message) {
+    for (char c : result.error().message) {
       XB_VALIDATE_FUZZ_CHECK(c >= 0x20 && c < 0x7f);
     }
     return;
   }
-  const ParsedEnvelope& parsed = std::get<ParsedEnvelope>(result);
+  const ParsedEnvelope& parsed = result.value();
   XB_VALIDATE_FUZZ_CHECK(xb::validate::ValidateRequestTopic(parsed.topic).ok());
   XB_VALIDATE_FUZZ_CHECK(xb::validate::KindOf(parsed.topic) == parsed.kind);
   XB_VALIDATE_FUZZ_CHECK(parsed.message_hash == xb::crypto::Sha256(parsed.stored_bytes));
@@ -65,8 +65,8 @@ void FuzzEnvelope(std::string_view bytes) {
   xmtp::backend::v1::ClientEnvelope again;
   XB_VALIDATE_FUZZ_CHECK(again.ParseFromString(parsed.stored_bytes));
   auto second = xb::validate::ParseEnvelope(again);
-  const auto* reparsed = std::get_if<ParsedEnvelope>(&second);
-  XB_VALIDATE_FUZZ_CHECK(reparsed != nullptr);
+  XB_VALIDATE_FUZZ_CHECK(second.ok());
+  const ParsedEnvelope* reparsed = &second.value();
   XB_VALIDATE_FUZZ_CHECK(reparsed->topic == parsed.topic);
   XB_VALIDATE_FUZZ_CHECK(reparsed->kind == parsed.kind);
   XB_VALIDATE_FUZZ_CHECK(reparsed->is_commit_or_proposal == parsed.is_commit_or_proposal);

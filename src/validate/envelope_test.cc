@@ -30,12 +30,12 @@ ClientEnvelope Decode(std::string_view hex) {
 
 // Parses and expects acceptance; returns the result (a default one after a failure).
 ParsedEnvelope Accept(const ClientEnvelope& e) {
-  std::variant<ParsedEnvelope, Rejection> r = ParseEnvelope(e);
-  if (auto* rejection = std::get_if<Rejection>(&r)) {
-    ADD_FAILURE() << "rejected: " << rejection->message;
+  Expected<ParsedEnvelope, Rejection> r = ParseEnvelope(e);
+  if (!r.ok()) {
+    ADD_FAILURE() << "rejected: " << r.error().message;
     return ParsedEnvelope{};
   }
-  ParsedEnvelope p = std::get<ParsedEnvelope>(std::move(r));
+  ParsedEnvelope p = std::move(r).value();
   // API-211: the hash is SHA-256 of the stored bytes, always.
   EXPECT_EQ(p.message_hash, crypto::Sha256(p.stored_bytes));
   EXPECT_TRUE(ValidateRequestTopic(p.topic).ok());
@@ -46,9 +46,9 @@ ParsedEnvelope Accept(const ClientEnvelope& e) {
 // Parses and expects REASON_MALFORMED_PAYLOAD with `message`. Every rejection message is plain
 // printable words: it never carries payload bytes.
 void ExpectMalformed(const ClientEnvelope& e, std::string_view message) {
-  std::variant<ParsedEnvelope, Rejection> r = ParseEnvelope(e);
-  const auto* rejection = std::get_if<Rejection>(&r);
-  ASSERT_NE(rejection, nullptr) << "accepted; wanted: " << message;
+  Expected<ParsedEnvelope, Rejection> r = ParseEnvelope(e);
+  ASSERT_FALSE(r.ok()) << "accepted; wanted: " << message;
+  const Rejection* rejection = &r.error();
   EXPECT_EQ(rejection->reason, PublishError::REASON_MALFORMED_PAYLOAD);
   EXPECT_EQ(rejection->message, message);
   for (char c : rejection->message) {
@@ -155,15 +155,15 @@ TEST(Envelope, SpecCommitLogAndWelcomeVectors) {
 // verifies: API-230, TOPIC-002 — the group-message vectors, end to end.
 TEST(Envelope, SpecGroupMessageVectors) {
   for (const vectors::GroupMessageCase& c : vectors::kGroupMessageCases) {
-    std::variant<ParsedEnvelope, Rejection> r = ParseEnvelope(GroupMessage(Unhex(c.data)));
+    Expected<ParsedEnvelope, Rejection> r = ParseEnvelope(GroupMessage(Unhex(c.data)));
     if (c.expect == "accept") {
-      ASSERT_TRUE(std::holds_alternative<ParsedEnvelope>(r)) << c.name;
-      const ParsedEnvelope& p = std::get<ParsedEnvelope>(r);
+      ASSERT_TRUE(r.ok()) << c.name;
+      const ParsedEnvelope& p = r.value();
       EXPECT_EQ(Hex(p.topic), vectors::kGroupTopic) << c.name;
       EXPECT_EQ(p.is_commit_or_proposal, c.commit_or_proposal) << c.name;
     } else {
-      ASSERT_TRUE(std::holds_alternative<Rejection>(r)) << c.name;
-      EXPECT_EQ(std::get<Rejection>(r).reason, PublishError::REASON_MALFORMED_PAYLOAD) << c.name;
+      ASSERT_TRUE(!r.ok()) << c.name;
+      EXPECT_EQ(r.error().reason, PublishError::REASON_MALFORMED_PAYLOAD) << c.name;
     }
   }
 }
@@ -178,9 +178,8 @@ TEST(Envelope, SpecKeyPackageVectors) {
   EXPECT_FALSE(minimal.is_commit_or_proposal);
   Accept(KeyPackageEnvelope(Unhex(vectors::kKeyPackageXmtpLike)));
   for (const vectors::KeyPackageCase& c : vectors::kKeyPackageCases) {
-    std::variant<ParsedEnvelope, Rejection> r = ParseEnvelope(KeyPackageEnvelope(Unhex(c.tls)));
-    EXPECT_EQ(std::holds_alternative<Rejection>(r), c.expect == "REASON_MALFORMED_PAYLOAD")
-        << c.name;
+    Expected<ParsedEnvelope, Rejection> r = ParseEnvelope(KeyPackageEnvelope(Unhex(c.tls)));
+    EXPECT_EQ(!r.ok(), c.expect == "REASON_MALFORMED_PAYLOAD") << c.name;
   }
 }
 

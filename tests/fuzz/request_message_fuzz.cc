@@ -93,12 +93,12 @@ void CheckPublish(const v1::PublishRequest& request) {
     const size_t canonical = validate::CanonicalSize(envelope);
     XB_FUZZ_CHECK(canonical <= envelope.ByteSizeLong());
     auto parsed_or = validate::ParseEnvelope(envelope);
-    if (const auto* rejection = std::get_if<validate::Rejection>(&parsed_or)) {
-      XB_FUZZ_CHECK(rejection->reason == v1::PublishError::REASON_MALFORMED_PAYLOAD);
-      CheckPrintable(rejection->message);
+    if (!parsed_or.ok()) {
+      XB_FUZZ_CHECK(parsed_or.error().reason == v1::PublishError::REASON_MALFORMED_PAYLOAD);
+      CheckPrintable(parsed_or.error().message);
       continue;
     }
-    const auto& parsed = std::get<validate::ParsedEnvelope>(parsed_or);
+    const auto& parsed = parsed_or.value();
     XB_FUZZ_CHECK(validate::ValidateRequestTopic(parsed.topic).ok());
     XB_FUZZ_CHECK(validate::KindOf(parsed.topic) == parsed.kind);
     XB_FUZZ_CHECK(parsed.stored_bytes.size() == canonical);

@@ -31,7 +31,7 @@ void RollbackAttempt(Connection& conn, int statement_timeout_ms) {
   }
   auto r = conn.ExecScript("advance boundary: rollback", "ROLLBACK",
                            Clock::now() + std::chrono::milliseconds(statement_timeout_ms));
-  if (std::holds_alternative<DbError>(r) || conn.transaction_status() != PQTRANS_IDLE) {
+  if (!r.ok() || conn.transaction_status() != PQTRANS_IDLE) {
     conn.CancelAndClose();
   }
 }
@@ -43,10 +43,10 @@ Status Failure(const DbError& error) { return ToStatus(error); }
 // implements: STORE.md 4.1, API-203, API-291
 StoreResult<BoundaryAdvance> PostgresStore::AdvanceBoundary() {
   auto lease_or = primary_.Acquire(Clock::now() + StatementTimeout());
-  if (auto* e = std::get_if<DbError>(&lease_or)) {
-    return e->ToStoreError();
+  if (!lease_or.ok()) {
+    return lease_or.error().ToStoreError();
   }
-  Connection& conn = *std::get<ConnectionPool::Lease>(lease_or);
+  Connection& conn = *lease_or.value();
   // The barrier wait, then short statements, then a slack before the client cancels.
   auto deadline = Clock::now() + std::chrono::milliseconds(options_.max_barrier_wait_ms) +
                   StatementTimeout() + kClientSlack;
@@ -62,46 +62,46 @@ StoreResult<BoundaryAdvance> PostgresStore::AdvanceBoundary() {
                            "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = " +
                                std::to_string(options_.max_barrier_wait_ms),
                            deadline);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return fail(*e);
+  if (!r.ok()) {
+    return fail(r.error());
   }
   // 2. The barrier, exclusively. 55P03, or a 57014 that fires first, is a lock timeout: retried
   // later, never an error.
   r = conn.Exec("advance boundary: barrier", "SELECT pg_advisory_xact_lock(0, 2)", deadline);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    if (e->sqlstate == "55P03" || e->sqlstate == "57014") {
+  if (!r.ok()) {
+    if (r.error().sqlstate == "55P03" || r.error().sqlstate == "57014") {
       RollbackAttempt(conn, options_.statement_timeout_ms);
       return BoundaryAdvance{.lock_timeout = true, .boundary = 0};
     }
-    return fail(*e);
+    return fail(r.error());
   }
   // 3. v = last_value if is_called, else 0.
   r = conn.Exec("advance boundary: read sequence", kReadSequence, deadline);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return fail(*e);
+  if (!r.ok()) {
+    return fail(r.error());
   }
-  if (std::get<PgResult>(r).rows() != 1) {
+  if (r.value().rows() != 1) {
     return fail(InvariantError("advance boundary", "the sequence did not answer one row"));
   }
-  int64_t v = std::get<PgResult>(r).Int8(0, 0);
+  int64_t v = r.value().Int8(0, 0);
   // 4. The guarded update must report exactly v.
   Params params;
   params.Int8(v);
   r = conn.Exec("advance boundary: store", kStoreBoundary, params, deadline);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return fail(*e);
+  if (!r.ok()) {
+    return fail(r.error());
   }
-  const PgResult& updated = std::get<PgResult>(r);
+  const PgResult& updated = r.value();
   if (updated.rows() != 1 || updated.Int8(0, 0) != v) {
     return fail(InvariantError("advance boundary",
                                "the boundary row is missing or would go backwards (API-291)"));
   }
   // 5. Commit, which releases the barrier.
   r = conn.ExecScript("advance boundary: commit", "COMMIT", deadline);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return fail(*e);
+  if (!r.ok()) {
+    return fail(r.error());
   }
-  if (std::get<PgResult>(r).CommandTag() != "COMMIT") {
+  if (r.value().CommandTag() != "COMMIT") {
     return InvariantError("advance boundary", "the transaction did not commit").ToStoreError();
   }
   return BoundaryAdvance{.lock_timeout = false, .boundary = v};
@@ -110,16 +110,16 @@ StoreResult<BoundaryAdvance> PostgresStore::AdvanceBoundary() {
 Result<int64_t> PostgresStore::ReadBoundary(Database database) {
   ConnectionPool& pool = database == Database::kPrimary ? primary_ : ReadPool();
   auto lease_or = pool.Acquire(Clock::now() + StatementTimeout());
-  if (auto* e = std::get_if<DbError>(&lease_or)) {
-    return Failure(*e);
+  if (!lease_or.ok()) {
+    return Failure(lease_or.error());
   }
   auto r =
-      (*std::get<ConnectionPool::Lease>(lease_or))
+      (*lease_or.value())
           .Exec("read boundary", kReadBoundary, Clock::now() + StatementTimeout() + kClientSlack);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return Failure(*e);
+  if (!r.ok()) {
+    return Failure(r.error());
   }
-  const PgResult& rows = std::get<PgResult>(r);
+  const PgResult& rows = r.value();
   if (rows.rows() != 1) {
     return Internal("read boundary: the boundary row is missing");
   }

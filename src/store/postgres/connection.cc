@@ -144,8 +144,8 @@ DbResult<std::unique_ptr<Connection>> Connection::Open(const std::string& url,
                                   "; SET client_connection_check_interval = 1000"
                                   "; SET plan_cache_mode = force_generic_plan",
                               deadline);
-  if (auto* e = std::get_if<DbError>(&set)) {
-    return std::move(*e);
+  if (!set.ok()) {
+    return std::move(set).error();
   }
   return conn;
 }
@@ -167,7 +167,7 @@ DbResult<PgResult> Connection::Exec(std::string_view what, const char* sql, cons
       return Broken(what);
     }
     auto prepared = Await(what, deadline);
-    if (std::holds_alternative<DbError>(prepared)) {
+    if (!prepared.ok()) {
       return prepared;
     }
     it = prepared_.emplace(sql, std::move(name)).first;
@@ -192,13 +192,20 @@ DbResult<std::vector<PgResult>> Connection::ExecPipeline(std::string_view what,
     *failed_at = 0;
     return DeadlineExceeded(what);  // nothing sent
   }
+  XB_TRY(const Preparing preparing, SendPipeline(what, statements, deadline));
+  return ReadPipeline(what, preparing, statements.size(), deadline, failed_at);
+}
+
+DbResult<Connection::Preparing> Connection::SendPipeline(std::string_view what,
+                                                         const std::vector<Statement>& statements,
+                                                         Clock::time_point deadline) {
   PGconn* c = conn_.get();
   if (PQenterPipelineMode(c) == 0) {
     return Broken(what);
   }
   // Statements this session has not prepared yet are prepared in the same round trip, ahead of
   // the queries; a name is kept only once its Parse succeeded.
-  std::vector<std::pair<std::string, std::string>> preparing;  // (sql, name)
+  Preparing preparing;
   std::vector<const char*> names;
   for (const Statement& st : statements) {
     auto it = prepared_.find(st.sql);
@@ -216,7 +223,6 @@ DbResult<std::vector<PgResult>> Connection::ExecPipeline(std::string_view what,
         return Broken(what);
       }
       preparing.emplace_back(st.sql, std::move(name));
-      pending = preparing.end() - 1;
     }
     names.push_back(nullptr);  // filled below: `preparing` may still grow
   }
@@ -245,13 +251,20 @@ DbResult<std::vector<PgResult>> Connection::ExecPipeline(std::string_view what,
     Close();  // which statements ran is unknown; closing ends the server transaction
     return io == Io::kTimeout ? DeadlineExceeded(what) : ConnectionLost(what);
   }
+  return preparing;
+}
 
+DbResult<std::vector<PgResult>> Connection::ReadPipeline(std::string_view what,
+                                                         const Preparing& preparing,
+                                                         size_t statements,
+                                                         Clock::time_point deadline,
+                                                         size_t* failed_at) {
   // Results arrive in send order: the Parses, the statements, then the Sync. Each command's
   // results end with an empty result; after a failure every later command reports
   // PGRES_PIPELINE_ABORTED.
   std::vector<PgResult> results;
   std::optional<DbError> error;
-  const size_t commands = preparing.size() + statements.size();
+  const size_t commands = preparing.size() + statements;
   for (size_t k = 0; k < commands; ++k) {
     PgResult result;
     PgResult end;
@@ -286,13 +299,13 @@ DbResult<std::vector<PgResult>> Connection::ExecPipeline(std::string_view what,
     Close();
     return io == Io::kTimeout ? DeadlineExceeded(what) : ConnectionLost(what);
   }
-  if (PQexitPipelineMode(c) == 0) {
+  if (PQexitPipelineMode(conn_.get()) == 0) {
     return Broken(what);
   }
   if (error) {
     return *error;
   }
-  *failed_at = statements.size();
+  *failed_at = statements;
   return results;
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "store/postgres/errors.h"
@@ -124,6 +125,16 @@ class Connection {
   Io Next(Clock::time_point deadline, PgResult* out);
   DbError Broken(std::string_view what);
   void Close();
+
+  // ExecPipeline's halves. Statements not prepared yet, (sql, name), in Parse order.
+  using Preparing = std::vector<std::pair<std::string, std::string>>;
+  // Enters pipeline mode and sends the Parses, the statements and the Sync, flushed.
+  DbResult<Preparing> SendPipeline(std::string_view what, const std::vector<Statement>& statements,
+                                   Clock::time_point deadline);
+  // Reads the Parses' and the statements' results and the Sync, and leaves pipeline mode.
+  DbResult<std::vector<PgResult>> ReadPipeline(std::string_view what, const Preparing& preparing,
+                                               size_t statements, Clock::time_point deadline,
+                                               size_t* failed_at);
 
   struct Finish {
     void operator()(PGconn* c) const { PQfinish(c); }

@@ -6,8 +6,8 @@
 
 #include <string>
 #include <string_view>
-#include <variant>
 
+#include "base/expected.h"
 #include "base/status.h"
 #include "store/store.h"
 
@@ -43,7 +43,7 @@ struct DbError {
 };
 
 template <typename T>
-using DbResult = std::variant<T, DbError>;
+using DbResult = Expected<T, DbError>;
 
 // implements: STORE.md 3.2 (failure mapping)
 // 57014, 25P03, 25P04 -> kTimeout; class 23 and 22003 -> kInvariant; class 08 and 57P ->

@@ -138,13 +138,11 @@ std::span<const Migration> EmbeddedMigrations() { return kMigrations; }
 Result<MigrationOutcome> ApplyMigrations(Connection& conn, std::span<const Migration> migrations,
                                          Clock::time_point deadline) {
   // Concurrent starters queue here; the lock is released below or when the connection closes.
-  if (auto r = conn.Exec("migration lock", "SELECT pg_advisory_lock(0, 4)", deadline);
-      std::holds_alternative<DbError>(r)) {
-    return Failed("lock", std::get<DbError>(r));
+  if (auto r = conn.Exec("migration lock", "SELECT pg_advisory_lock(0, 4)", deadline); !r.ok()) {
+    return Failed("lock", r.error());
   }
-  if (auto r = conn.ExecScript("create schema_migrations", kCreateBookkeeping, deadline);
-      std::holds_alternative<DbError>(r)) {
-    return Failed("bookkeeping", std::get<DbError>(r));
+  if (auto r = conn.ExecScript("create schema_migrations", kCreateBookkeeping, deadline); !r.ok()) {
+    return Failed("bookkeeping", r.error());
   }
 
   MigrationOutcome outcome;
@@ -159,10 +157,10 @@ Result<MigrationOutcome> ApplyMigrations(Connection& conn, std::span<const Migra
     Params params;
     params.Int8Array(versions).ByteaArray(sqls);
     auto r = conn.Exec("read schema_migrations", kCompareApplied, params, deadline);
-    if (auto* e = std::get_if<DbError>(&r)) {
-      return Failed("bookkeeping", *e);
+    if (!r.ok()) {
+      return Failed("bookkeeping", r.error());
     }
-    const PgResult& rows = std::get<PgResult>(r);
+    const PgResult& rows = r.value();
     for (int i = 0; i < rows.rows(); ++i) {
       int64_t version = rows.Int8(i, 0);
       applied.push_back(version);
@@ -183,19 +181,19 @@ Result<MigrationOutcome> ApplyMigrations(Connection& conn, std::span<const Migra
     // One transaction per version: the schema change and its bookkeeping row commit together.
     std::string step = std::to_string(m.version);
     auto r = conn.ExecScript("begin migration", "BEGIN", deadline);
-    if (!std::holds_alternative<DbError>(r)) {
+    if (r.ok()) {
       r = conn.ExecScript("apply migration", std::string(m.sql), deadline);
     }
-    if (!std::holds_alternative<DbError>(r)) {
+    if (r.ok()) {
       Params params;
       params.Int8(m.version).Text(m.name).Bytea(m.sql);
       r = conn.Exec("record migration", kRecord, params, deadline);
     }
-    if (!std::holds_alternative<DbError>(r)) {
+    if (r.ok()) {
       r = conn.ExecScript("commit migration", "COMMIT", deadline);
     }
-    if (auto* e = std::get_if<DbError>(&r)) {
-      DbError error = std::move(*e);
+    if (!r.ok()) {
+      DbError error = std::move(r).error();
       (void)conn.ExecScript("rollback migration", "ROLLBACK", deadline);
       if (error.kind == ErrorKind::kOther && !error.sqlstate.empty()) {
         error.kind = ErrorKind::kInvariant;  // the migration itself failed: INTERNAL
@@ -206,8 +204,8 @@ Result<MigrationOutcome> ApplyMigrations(Connection& conn, std::span<const Migra
   }
 
   if (auto r = conn.Exec("migration unlock", "SELECT pg_advisory_unlock(0, 4)", deadline);
-      std::holds_alternative<DbError>(r)) {
-    return Failed("unlock", std::get<DbError>(r));
+      !r.ok()) {
+    return Failed("unlock", r.error());
   }
   return outcome;
 }

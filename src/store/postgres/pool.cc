@@ -37,13 +37,13 @@ DbResult<ConnectionPool::Lease> ConnectionPool::Acquire(Clock::time_point deadli
       lock.unlock();
       auto opened =
           Connection::Open(options_.url, options_.setting, options_.statement_timeout_ms, deadline);
-      if (auto* error = std::get_if<DbError>(&opened)) {
+      if (!opened.ok()) {
         lock.lock();
         --open_;
         released_.notify_one();
-        return std::move(*error);
+        return std::move(opened).error();
       }
-      return Lease(this, std::move(std::get<std::unique_ptr<Connection>>(opened)));
+      return Lease(this, std::move(opened).value());
     }
     if (released_.wait_until(lock, deadline) == std::cv_status::timeout && idle_.empty() &&
         open_ >= options_.max_connections) {
@@ -71,8 +71,7 @@ void ConnectionPool::Release(std::unique_ptr<Connection> conn) {
         }
         auto deadline = Clock::now() + std::chrono::milliseconds(options_.statement_timeout_ms);
         auto rolled_back = conn->ExecScript("release hook", "ROLLBACK", deadline);
-        keep = !std::holds_alternative<DbError>(rolled_back) &&
-               conn->transaction_status() == PQTRANS_IDLE;
+        keep = rolled_back.ok() && conn->transaction_status() == PQTRANS_IDLE;
         break;
       }
       default:  // PQTRANS_ACTIVE or PQTRANS_UNKNOWN: a statement may still run

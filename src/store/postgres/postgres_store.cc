@@ -82,11 +82,10 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(PostgresOptions optio
     // No statement_timeout on it; the startup deadline bounds the lock wait and the DDL.
     auto conn = Connection::Open(store->options_.primary_url, "database.url",
                                  /*statement_timeout_ms=*/0, deadline);
-    if (auto* e = std::get_if<DbError>(&conn)) {
-      return ToStatus(*e);
+    if (!conn.ok()) {
+      return ToStatus(conn.error());
     }
-    auto migrated = ApplyMigrations(*std::get<std::unique_ptr<Connection>>(conn),
-                                    EmbeddedMigrations(), deadline);
+    auto migrated = ApplyMigrations(*conn.value(), EmbeddedMigrations(), deadline);
     if (!migrated.ok()) {
       return migrated.status();
     }
@@ -109,16 +108,16 @@ Status PostgresStore::WaitForReplica(Clock::time_point deadline) {
   std::string lsn;
   {
     auto lease = primary_.Acquire(deadline);
-    if (auto* e = std::get_if<DbError>(&lease)) {
-      return ToStatus(*e);
+    if (!lease.ok()) {
+      return ToStatus(lease.error());
     }
-    auto r = (*std::get<ConnectionPool::Lease>(lease))
+    auto r = (*lease.value())
                  .Exec("database.url: WAL position", "SELECT pg_current_wal_insert_lsn()::text",
                        deadline);
-    if (auto* e = std::get_if<DbError>(&r)) {
-      return ToStatus(*e);
+    if (!r.ok()) {
+      return ToStatus(r.error());
     }
-    lsn = std::string(std::get<PgResult>(r).Bytes(0, 0));
+    lsn = std::string(r.value().Bytes(0, 0));
   }
   constexpr const char* kReplayed =
       "SELECT NOT pg_is_in_recovery() OR coalesce(pg_last_wal_replay_lsn() >= $1::text::pg_lsn, "
@@ -127,19 +126,19 @@ Status PostgresStore::WaitForReplica(Clock::time_point deadline) {
   while (true) {
     auto next_poll = Clock::now() + interval;
     auto lease = replica_->Acquire(deadline);
-    if (auto* e = std::get_if<DbError>(&lease)) {
-      if (!ReplicaNotReadyYet(*e) || next_poll >= deadline) {
-        return ToStatus(*e);
+    if (!lease.ok()) {
+      if (!ReplicaNotReadyYet(lease.error()) || next_poll >= deadline) {
+        return ToStatus(lease.error());
       }
     } else {
       Params params;
       params.Text(lsn);
-      auto r = (*std::get<ConnectionPool::Lease>(lease))
+      auto r = (*lease.value())
                    .Exec("database.replica_url: replay position", kReplayed, params, deadline);
-      if (auto* e = std::get_if<DbError>(&r)) {
-        return ToStatus(*e);
+      if (!r.ok()) {
+        return ToStatus(r.error());
       }
-      if (std::get<PgResult>(r).Bool(0, 0)) {
+      if (r.value().Bool(0, 0)) {
         return Status::Ok();
       }
     }
@@ -169,7 +168,8 @@ bool PostgresStore::StartCommitPublish(std::shared_ptr<const CommitPublishReques
 void PostgresStore::NotifyCommitted(const StoreResult<CommitPublishResult>& result) {
   // This instance's own commits wake its tailer at once (publishes through other instances are
   // found by the poll timer). Only rows stored now count.
-  if (const auto* committed = std::get_if<CommitPublishResult>(&result)) {
+  if (result.ok()) {
+    const CommitPublishResult* committed = &result.value();
     int64_t last = 0;
     for (size_t i = 0; i < committed->metas.size(); ++i) {
       if (!committed->duplicate[i]) {

@@ -105,6 +105,9 @@ class PublishCombiner {
   // (within the limits), and records their topics there and in `topics`.
   void TakeBatch(std::vector<Pending>* batch, std::vector<std::string>* topics);
   void Lead();  // a leader thread's loop
+  // Outside mu_: fails the requests whose lifetime ended while they waited, runs the others as one
+  // transaction and calls each one's `done`.
+  void RunBatch(std::vector<Pending> batch);
 
   // Const after construction.
   ConnectionPool& primary_;

@@ -144,11 +144,10 @@ StoreError BadRow(std::string_view what) {
 DbResult<PgResult> ReadOnce(ConnectionPool& pool, std::chrono::milliseconds statement_timeout,
                             std::string_view what, const char* sql, const Params& params) {
   auto lease = pool.Acquire(Clock::now() + statement_timeout);
-  if (auto* e = std::get_if<DbError>(&lease)) {
-    return std::move(*e);
+  if (!lease.ok()) {
+    return std::move(lease).error();
   }
-  return (*std::get<ConnectionPool::Lease>(lease))
-      .Exec(what, sql, params, Clock::now() + statement_timeout + kClientSlack);
+  return lease.value()->Exec(what, sql, params, Clock::now() + statement_timeout + kClientSlack);
 }
 
 // Ends a read transaction that failed: ROLLBACK, or close a connection that cannot, so the release
@@ -158,9 +157,128 @@ void RollbackRead(Connection& conn, std::chrono::milliseconds statement_timeout)
     return;
   }
   auto r = conn.ExecScript("read: rollback", "ROLLBACK", Clock::now() + statement_timeout);
-  if (std::holds_alternative<DbError>(r) || conn.transaction_status() != PQTRANS_IDLE) {
+  if (!r.ok() || conn.transaction_status() != PQTRANS_IDLE) {
     conn.CancelAndClose();
   }
+}
+
+using CatchUpRows = std::vector<std::vector<StoredEnvelope>>;
+
+// CatchUp of one range: one statement, the byte cutoff applied in SQL.
+StoreResult<CatchUpRows> CatchUpOneRange(ConnectionPool& pool,
+                                         std::chrono::milliseconds statement_timeout,
+                                         const CatchUpRange& range, uint32_t per_range,
+                                         uint64_t byte_budget) {
+  Params params;
+  params.Bytea(range.topic)
+      .Int8(range.after)
+      .Int8(range.through)
+      .Int8(per_range)
+      .Int8(static_cast<int64_t>(std::min<uint64_t>(byte_budget, INT64_MAX)));
+  auto r = ReadOnce(pool, statement_timeout, "catch-up", kCatchUpOneRange, params);
+  if (!r.ok()) {
+    return r.error().ToStoreError();
+  }
+  const PgResult& rows = r.value();
+  CatchUpRows out(1);
+  out[0].reserve(static_cast<size_t>(rows.rows()));
+  for (int row = 0; row < rows.rows(); ++row) {
+    auto meta = ReadMeta(rows, row, 0);
+    if (!meta) {
+      return BadRow("catch-up");
+    }
+    out[0].push_back(StoredEnvelope{.meta = std::move(*meta),
+                                    .payload = std::string(rows.Bytes(row, kMetaColumnCount))});
+  }
+  return out;
+}
+
+// Per range, its candidate ids ascending and their payload sizes.
+struct Candidates {
+  std::vector<std::vector<int64_t>> ids;
+  std::vector<std::vector<uint64_t>> sizes;
+};
+
+// Step 1 of a multi-range catch-up, in the open snapshot on `conn`.
+DbResult<Candidates> ReadCandidates(Connection& conn, const std::vector<CatchUpRange>& ranges,
+                                    uint32_t per_range, Clock::time_point deadline) {
+  std::vector<std::string_view> topics;
+  std::vector<int64_t> afters;
+  std::vector<int64_t> throughs;
+  for (const CatchUpRange& range : ranges) {
+    topics.push_back(range.topic);
+    afters.push_back(range.after);
+    throughs.push_back(range.through);
+  }
+  Params params;
+  params.ByteaArray(topics).Int8Array(afters).Int8Array(throughs).Int8(per_range);
+  XB_TRY(const PgResult rows,
+         conn.Exec("catch-up: candidates", kCatchUpCandidates, params, deadline));
+  Candidates out{.ids = std::vector<std::vector<int64_t>>(ranges.size()),
+                 .sizes = std::vector<std::vector<uint64_t>>(ranges.size())};
+  for (int row = 0; row < rows.rows(); ++row) {
+    const int64_t ord = rows.Int8(row, 0);
+    if (ord < 1 || ord > static_cast<int64_t>(ranges.size())) {
+      return InvariantError("catch-up: candidates", "a row names no requested range");
+    }
+    out.ids[static_cast<size_t>(ord - 1)].push_back(rows.Int8(row, 1));
+    out.sizes[static_cast<size_t>(ord - 1)].push_back(static_cast<uint64_t>(rows.Int8(row, 2)));
+  }
+  return out;
+}
+
+// Step 2's read, in the open snapshot on `conn`: the rows of `load` (ascending, distinct) by id.
+DbResult<std::map<int64_t, StoredEnvelope>> LoadRowsById(Connection& conn,
+                                                         const std::vector<int64_t>& load,
+                                                         Clock::time_point deadline) {
+  std::map<int64_t, StoredEnvelope> by_id;
+  if (load.empty()) {
+    return by_id;
+  }
+  Params params;
+  params.Int8Array(load);
+  XB_TRY(const PgResult rows, conn.Exec("catch-up: rows", kCatchUpRows, params, deadline));
+  for (int row = 0; row < rows.rows(); ++row) {
+    auto meta = ReadMeta(rows, row, 0);
+    if (!meta) {
+      return InvariantError("catch-up: rows", "a stored row breaks the schema");
+    }
+    const int64_t id = meta->sequence_id;
+    by_id.emplace(id, StoredEnvelope{.meta = std::move(*meta),
+                                     .payload = std::string(rows.Bytes(row, kMetaColumnCount))});
+  }
+  return by_id;
+}
+
+// Hands each range its admitted rows from `by_id`, in order.
+StoreResult<CatchUpRows> DistributeRows(const Candidates& candidates,
+                                        const std::vector<size_t>& admitted,
+                                        std::map<int64_t, StoredEnvelope>& by_id) {
+  const std::vector<std::vector<int64_t>>& ids = candidates.ids;
+  std::unordered_map<int64_t, uint32_t> uses;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    for (size_t k = 0; k < admitted[i]; ++k) {
+      ++uses[ids[i][k]];
+    }
+  }
+  CatchUpRows out(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    out[i].reserve(admitted[i]);
+    for (size_t k = 0; k < admitted[i]; ++k) {
+      auto it = by_id.find(ids[i][k]);
+      if (it == by_id.end()) {
+        return InvariantError("catch-up", "a candidate row vanished inside one snapshot")
+            .ToStoreError();
+      }
+      // Ranges may share a row (the same topic twice): copy unless this is its last use.
+      if (--uses[ids[i][k]] > 0) {
+        out[i].push_back(it->second);
+      } else {
+        out[i].push_back(std::move(it->second));
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -172,10 +290,10 @@ std::chrono::milliseconds PostgresStore::StatementTimeout() const {
 // implements: OPS-020 (the primary store's clock)
 StoreResult<int64_t> PostgresStore::ClockNs() {
   auto r = ReadOnce(primary_, StatementTimeout(), "clock", kClock, Params());
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return e->ToStoreError();
+  if (!r.ok()) {
+    return r.error().ToStoreError();
   }
-  const PgResult& rows = std::get<PgResult>(r);
+  const PgResult& rows = r.value();
   if (rows.rows() != 1) {
     return BadRow("clock");
   }
@@ -198,10 +316,10 @@ StoreResult<std::vector<std::optional<EnvelopeMeta>>> PostgresStore::FindDuplica
   Params params;
   params.ByteaArray(topics).ByteaArray(hashes);
   auto r = ReadOnce(primary_, StatementTimeout(), "find duplicates", kFindDuplicates, params);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return e->ToStoreError();
+  if (!r.ok()) {
+    return r.error().ToStoreError();
   }
-  const PgResult& rows = std::get<PgResult>(r);
+  const PgResult& rows = r.value();
   for (int row = 0; row < rows.rows(); ++row) {
     auto meta = ReadMeta(rows, row, 1);
     if (!meta) {
@@ -217,10 +335,10 @@ StoreResult<std::vector<StoredEnvelope>> PostgresStore::History(const std::strin
   Params params;
   params.Bytea(topic);
   auto r = ReadOnce(primary_, StatementTimeout(), "history", kHistory, params);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return e->ToStoreError();
+  if (!r.ok()) {
+    return r.error().ToStoreError();
   }
-  const PgResult& rows = std::get<PgResult>(r);
+  const PgResult& rows = r.value();
   std::vector<StoredEnvelope> out;
   out.reserve(static_cast<size_t>(rows.rows()));
   for (int row = 0; row < rows.rows(); ++row) {
@@ -262,10 +380,10 @@ StoreResult<QueryPage> PostgresStore::Query(const std::vector<TopicCursor>& topi
       .Int8(static_cast<int64_t>(limit))
       .Int8(static_cast<int64_t>(std::min<uint64_t>(max_payload_bytes, INT64_MAX)));
   auto r = ReadOnce(primary_, StatementTimeout(), "query", kQuery, params);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return e->ToStoreError();
+  if (!r.ok()) {
+    return r.error().ToStoreError();
   }
-  const PgResult& rows = std::get<PgResult>(r);
+  const PgResult& rows = r.value();
   if (rows.rows() < 1) {
     return BadRow("query");
   }
@@ -309,10 +427,10 @@ StoreResult<std::vector<StoredEnvelope>> PostgresStore::Newest(
   params.ByteaArray(distinct);
   auto r = ReadOnce(ReadPool(), StatementTimeout(), "newest",
                     with_payload ? kNewestFull : kNewestMeta, params);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return e->ToStoreError();
+  if (!r.ok()) {
+    return r.error().ToStoreError();
   }
-  const PgResult& rows = std::get<PgResult>(r);
+  const PgResult& rows = r.value();
   out.reserve(static_cast<size_t>(rows.rows()));
   for (int row = 0; row < rows.rows(); ++row) {
     auto meta = ReadMeta(rows, row, 1);
@@ -333,10 +451,10 @@ StoreResult<std::optional<StoredEnvelope>> PostgresStore::Get(int64_t sequence_i
   Params params;
   params.Int8(sequence_id);
   auto r = ReadOnce(primary_, StatementTimeout(), "get", kGet, params);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return e->ToStoreError();
+  if (!r.ok()) {
+    return r.error().ToStoreError();
   }
-  const PgResult& rows = std::get<PgResult>(r);
+  const PgResult& rows = r.value();
   if (rows.rows() == 0) {
     return std::optional<StoredEnvelope>();
   }
@@ -358,10 +476,10 @@ StoreResult<std::vector<int64_t>> PostgresStore::Heads(const std::vector<std::st
   Params params;
   params.ByteaArray(names);
   auto r = ReadOnce(ReadPool(), StatementTimeout(), "heads", kHeads, params);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return e->ToStoreError();
+  if (!r.ok()) {
+    return r.error().ToStoreError();
   }
-  const PgResult& rows = std::get<PgResult>(r);
+  const PgResult& rows = r.value();
   if (rows.rows() != static_cast<int>(topics.size())) {
     return BadRow("heads");
   }
@@ -390,10 +508,10 @@ StoreResult<std::vector<std::optional<std::string>>> PostgresStore::InboxIds(
   Params params;
   params.ByteaArray(names).Int8Array(kinds);
   auto r = ReadOnce(ReadPool(), StatementTimeout(), "inbox ids", kInboxIds, params);
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return e->ToStoreError();
+  if (!r.ok()) {
+    return r.error().ToStoreError();
   }
-  const PgResult& rows = std::get<PgResult>(r);
+  const PgResult& rows = r.value();
   if (rows.rows() != static_cast<int>(identifiers.size())) {
     return BadRow("inbox ids");
   }
@@ -411,40 +529,19 @@ StoreResult<std::vector<std::optional<std::string>>> PostgresStore::InboxIds(
 // implements: STORE.md 7 (catch-up history: candidate ids with sizes, the byte cutoff keeping each
 // range's prefix, payloads for admitted ids only, all in one REPEATABLE READ READ ONLY snapshot of
 // the read database), ARC-087
-StoreResult<std::vector<std::vector<StoredEnvelope>>> PostgresStore::CatchUp(
-    const std::vector<CatchUpRange>& ranges, uint32_t per_range, uint64_t byte_budget) {
-  std::vector<std::vector<StoredEnvelope>> out(ranges.size());
+StoreResult<CatchUpRows> PostgresStore::CatchUp(const std::vector<CatchUpRange>& ranges,
+                                                uint32_t per_range, uint64_t byte_budget) {
   if (ranges.empty() || per_range == 0) {
-    return out;
+    return CatchUpRows(ranges.size());
   }
   if (ranges.size() == 1) {
-    Params params;
-    params.Bytea(ranges[0].topic)
-        .Int8(ranges[0].after)
-        .Int8(ranges[0].through)
-        .Int8(per_range)
-        .Int8(static_cast<int64_t>(std::min<uint64_t>(byte_budget, INT64_MAX)));
-    auto r = ReadOnce(ReadPool(), StatementTimeout(), "catch-up", kCatchUpOneRange, params);
-    if (auto* e = std::get_if<DbError>(&r)) {
-      return e->ToStoreError();
-    }
-    const PgResult& rows = std::get<PgResult>(r);
-    out[0].reserve(static_cast<size_t>(rows.rows()));
-    for (int row = 0; row < rows.rows(); ++row) {
-      auto meta = ReadMeta(rows, row, 0);
-      if (!meta) {
-        return BadRow("catch-up");
-      }
-      out[0].push_back(StoredEnvelope{.meta = std::move(*meta),
-                                      .payload = std::string(rows.Bytes(row, kMetaColumnCount))});
-    }
-    return out;
+    return CatchUpOneRange(ReadPool(), StatementTimeout(), ranges[0], per_range, byte_budget);
   }
   auto lease = ReadPool().Acquire(Clock::now() + StatementTimeout());
-  if (auto* e = std::get_if<DbError>(&lease)) {
-    return e->ToStoreError();
+  if (!lease.ok()) {
+    return lease.error().ToStoreError();
   }
-  Connection& conn = *std::get<ConnectionPool::Lease>(lease);
+  Connection& conn = *lease.value();
   auto deadline = [this] { return Clock::now() + StatementTimeout() + kClientSlack; };
   auto fail = [&](const DbError& error) -> StoreError {
     RollbackRead(conn, StatementTimeout());
@@ -453,91 +550,32 @@ StoreResult<std::vector<std::vector<StoredEnvelope>>> PostgresStore::CatchUp(
 
   auto r = conn.ExecScript("catch-up: begin", "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
                            deadline());
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return fail(*e);
+  if (!r.ok()) {
+    return fail(r.error());
   }
   // 1. Candidate ids and payload sizes per range.
-  std::vector<std::string_view> topics;
-  std::vector<int64_t> afters;
-  std::vector<int64_t> throughs;
-  for (const CatchUpRange& range : ranges) {
-    topics.push_back(range.topic);
-    afters.push_back(range.after);
-    throughs.push_back(range.through);
-  }
-  Params candidate_params;
-  candidate_params.ByteaArray(topics).Int8Array(afters).Int8Array(throughs).Int8(per_range);
-  r = conn.Exec("catch-up: candidates", kCatchUpCandidates, candidate_params, deadline());
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return fail(*e);
-  }
-  std::vector<std::vector<int64_t>> ids(ranges.size());
-  std::vector<std::vector<uint64_t>> sizes(ranges.size());
-  {
-    const PgResult& rows = std::get<PgResult>(r);
-    for (int row = 0; row < rows.rows(); ++row) {
-      const int64_t ord = rows.Int8(row, 0);
-      if (ord < 1 || ord > static_cast<int64_t>(ranges.size())) {
-        return fail(InvariantError("catch-up: candidates", "a row names no requested range"));
-      }
-      ids[static_cast<size_t>(ord - 1)].push_back(rows.Int8(row, 1));
-      sizes[static_cast<size_t>(ord - 1)].push_back(static_cast<uint64_t>(rows.Int8(row, 2)));
-    }
+  auto candidates = ReadCandidates(conn, ranges, per_range, deadline());
+  if (!candidates.ok()) {
+    return fail(candidates.error());
   }
   // 2. The byte cutoff, then the admitted rows (distinct ids: ranges may overlap).
-  const std::vector<size_t> admitted = AdmitByRounds(sizes, byte_budget);
+  const std::vector<size_t> admitted = AdmitByRounds(candidates.value().sizes, byte_budget);
   std::vector<int64_t> load;
   for (size_t i = 0; i < ranges.size(); ++i) {
-    load.insert(load.end(), ids[i].begin(), ids[i].begin() + static_cast<ptrdiff_t>(admitted[i]));
+    const std::vector<int64_t>& ids = candidates.value().ids[i];
+    load.insert(load.end(), ids.begin(), ids.begin() + static_cast<ptrdiff_t>(admitted[i]));
   }
   std::sort(load.begin(), load.end());
   load.erase(std::unique(load.begin(), load.end()), load.end());
-  std::map<int64_t, StoredEnvelope> by_id;
-  if (!load.empty()) {
-    Params load_params;
-    load_params.Int8Array(load);
-    r = conn.Exec("catch-up: rows", kCatchUpRows, load_params, deadline());
-    if (auto* e = std::get_if<DbError>(&r)) {
-      return fail(*e);
-    }
-    const PgResult& rows = std::get<PgResult>(r);
-    for (int row = 0; row < rows.rows(); ++row) {
-      auto meta = ReadMeta(rows, row, 0);
-      if (!meta) {
-        return fail(InvariantError("catch-up: rows", "a stored row breaks the schema"));
-      }
-      const int64_t id = meta->sequence_id;
-      by_id.emplace(id, StoredEnvelope{.meta = std::move(*meta),
-                                       .payload = std::string(rows.Bytes(row, kMetaColumnCount))});
-    }
+  auto by_id = LoadRowsById(conn, load, deadline());
+  if (!by_id.ok()) {
+    return fail(by_id.error());
   }
   r = conn.ExecScript("catch-up: commit", "COMMIT", deadline());
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return fail(*e);
+  if (!r.ok()) {
+    return fail(r.error());
   }
-  std::unordered_map<int64_t, uint32_t> uses;
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    for (size_t k = 0; k < admitted[i]; ++k) {
-      ++uses[ids[i][k]];
-    }
-  }
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    out[i].reserve(admitted[i]);
-    for (size_t k = 0; k < admitted[i]; ++k) {
-      auto it = by_id.find(ids[i][k]);
-      if (it == by_id.end()) {
-        return InvariantError("catch-up", "a candidate row vanished inside one snapshot")
-            .ToStoreError();
-      }
-      // Ranges may share a row (the same topic twice): copy unless this is its last use.
-      if (--uses[ids[i][k]] > 0) {
-        out[i].push_back(it->second);
-      } else {
-        out[i].push_back(std::move(it->second));
-      }
-    }
-  }
-  return out;
+  return DistributeRows(candidates.value(), admitted, by_id.value());
 }
 
 }  // namespace xb::store::postgres

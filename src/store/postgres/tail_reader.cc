@@ -60,11 +60,11 @@ StoreResult<std::unique_ptr<TailReader>> PostgresStore::OpenTailReader() {
   auto conn =
       Connection::Open(ReadUrl(), ReadSetting(), options_.statement_timeout_ms,
                        Clock::now() + StatementTimeout() + kClientSlack, kTailerApplicationName);
-  if (auto* e = std::get_if<DbError>(&conn)) {
-    return e->ToStoreError();
+  if (!conn.ok()) {
+    return conn.error().ToStoreError();
   }
-  return std::unique_ptr<TailReader>(std::make_unique<PostgresTailReader>(
-      std::get<std::unique_ptr<Connection>>(std::move(conn)), StatementTimeout()));
+  return std::unique_ptr<TailReader>(
+      std::make_unique<PostgresTailReader>(std::move(conn).value(), StatementTimeout()));
 }
 
 Clock::time_point PostgresTailReader::Deadline() const {
@@ -99,14 +99,14 @@ StoreResult<int64_t> PostgresTailReader::Begin() {
     return Fail(*e);
   }
   auto r = conn_->ExecScript("tailer: begin", kBegin, Deadline());
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return Fail(*e);
+  if (!r.ok()) {
+    return Fail(r.error());
   }
   r = conn_->Exec("tailer: boundary", kBoundary, Deadline());
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return Fail(*e);
+  if (!r.ok()) {
+    return Fail(r.error());
   }
-  const PgResult& rows = std::get<PgResult>(r);
+  const PgResult& rows = r.value();
   if (rows.rows() != 1) {
     return Fail(InvariantError("tailer: boundary", "the boundary row is missing"));
   }
@@ -133,10 +133,10 @@ StoreResult<std::vector<std::vector<RowHead>>> PostgresTailReader::Probe(
   Params params;
   params.Int8Array(lows).Int8Array(highs).Int8(per_range);
   auto r = conn_->Exec("tailer: gap probe", kProbe, params, Deadline());
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return Fail(*e);
+  if (!r.ok()) {
+    return Fail(r.error());
   }
-  const PgResult& rows = std::get<PgResult>(r);
+  const PgResult& rows = r.value();
   for (int row = 0; row < rows.rows(); ++row) {
     const int64_t ord = rows.Int8(row, 0);
     if (ord < 1 || ord > static_cast<int64_t>(ranges.size())) {
@@ -154,10 +154,10 @@ StoreResult<std::vector<RowHead>> PostgresTailReader::Forward(int64_t after, uin
   Params params;
   params.Int8(after).Int8(limit);
   auto r = conn_->Exec("tailer: forward scan", kForward, params, Deadline());
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return Fail(*e);
+  if (!r.ok()) {
+    return Fail(r.error());
   }
-  const PgResult& rows = std::get<PgResult>(r);
+  const PgResult& rows = r.value();
   std::vector<RowHead> out;
   out.reserve(static_cast<size_t>(rows.rows()));
   for (int row = 0; row < rows.rows(); ++row) {
@@ -177,10 +177,10 @@ StoreResult<std::vector<StoredEnvelope>> PostgresTailReader::Load(const std::vec
   Params params;
   params.Int8Array(ids);
   auto r = conn_->Exec("tailer: load", kLoad, params, Deadline());
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return Fail(*e);
+  if (!r.ok()) {
+    return Fail(r.error());
   }
-  const PgResult& rows = std::get<PgResult>(r);
+  const PgResult& rows = r.value();
   out.reserve(static_cast<size_t>(rows.rows()));
   for (int row = 0; row < rows.rows(); ++row) {
     auto meta = ReadMeta(rows, row, 0);
@@ -201,10 +201,10 @@ StoreResult<bool> PostgresTailReader::End() {
     return Fail(*e);
   }
   auto r = conn_->ExecScript("tailer: end", "COMMIT", Deadline());
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return Fail(*e);
+  if (!r.ok()) {
+    return Fail(r.error());
   }
-  if (std::get<PgResult>(r).CommandTag() != "COMMIT") {
+  if (r.value().CommandTag() != "COMMIT") {
     return Fail(InvariantError("tailer: end", "the snapshot did not commit"));
   }
   return true;

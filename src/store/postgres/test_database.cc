@@ -47,10 +47,10 @@ std::string WithDatabase(const std::string& url, const std::string& database) {
 
 Result<PgResult> RunSql(Connection& conn, const std::string& sql) {
   auto r = conn.ExecScript("test sql", sql, Clock::now() + std::chrono::seconds(30));
-  if (auto* e = std::get_if<DbError>(&r)) {
-    return Unavailable(e->message);
+  if (!r.ok()) {
+    return Unavailable(r.error().message);
   }
-  return std::get<PgResult>(std::move(r));
+  return std::move(r).value();
 }
 
 Result<std::unique_ptr<TestDatabase>> TestDatabase::Create() {
@@ -66,11 +66,10 @@ Result<std::unique_ptr<TestDatabase>> TestDatabase::Create() {
   std::string name = RandomName();
 
   auto admin = Connection::Open(*primary, "XB_PG_PRIMARY", 0, deadline);
-  if (auto* e = std::get_if<DbError>(&admin)) {
-    return Unavailable(e->message);
+  if (!admin.ok()) {
+    return Unavailable(admin.error().message);
   }
-  XB_RETURN_IF_ERROR(
-      RunSql(*std::get<std::unique_ptr<Connection>>(admin), "CREATE DATABASE " + name).status());
+  XB_RETURN_IF_ERROR(RunSql(*admin.value(), "CREATE DATABASE " + name).status());
 
   std::unique_ptr<TestDatabase> db(new TestDatabase(
       *primary, name, WithDatabase(*primary, name),
@@ -86,11 +85,11 @@ Status TestDatabase::WaitForReplica() const {
   auto deadline = Clock::now() + kSetupTimeout;
   while (true) {
     auto conn = Connection::Open(*replica_url_, "XB_PG_REPLICA", 0, deadline);
-    if (std::holds_alternative<std::unique_ptr<Connection>>(conn)) {
+    if (conn.ok()) {
       return Status::Ok();
     }
     if (Clock::now() >= deadline) {
-      return Unavailable(std::get<DbError>(conn).message);
+      return Unavailable(conn.error().message);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -99,13 +98,13 @@ Status TestDatabase::WaitForReplica() const {
 TestDatabase::~TestDatabase() {
   auto admin =
       Connection::Open(admin_url_, "XB_PG_PRIMARY", 0, Clock::now() + std::chrono::seconds(30));
-  if (auto* conn = std::get_if<std::unique_ptr<Connection>>(&admin)) {
-    auto dropped = RunSql(**conn, "DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
+  if (admin.ok()) {
+    auto dropped = RunSql(*admin.value(), "DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
     if (!dropped.ok()) {
       ADD_FAILURE() << "dropping " << name_ << ": " << dropped.status().ToString();
     }
   } else {
-    ADD_FAILURE() << "dropping " << name_ << ": " << std::get<DbError>(admin).message;
+    ADD_FAILURE() << "dropping " << name_ << ": " << admin.error().message;
   }
 }
 
@@ -129,10 +128,10 @@ Result<std::unique_ptr<Connection>> TestDatabase::Connect(Database where) const 
   url += url.find('?') == std::string::npos ? "?" : "&";
   url += "application_name=xb-test";
   auto conn = Connection::Open(url, "test connection", 0, Clock::now() + std::chrono::seconds(30));
-  if (auto* e = std::get_if<DbError>(&conn)) {
-    return Unavailable(e->message);
+  if (!conn.ok()) {
+    return Unavailable(conn.error().message);
   }
-  return std::get<std::unique_ptr<Connection>>(std::move(conn));
+  return std::move(conn).value();
 }
 
 std::unique_ptr<Store> MakeConformanceStore() {

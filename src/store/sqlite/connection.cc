@@ -73,7 +73,8 @@ StoreError MapSqliteError(int rc, std::string_view what) {
 
 Statement::~Statement() { sqlite3_finalize(stmt_); }
 
-StatementUse::StatementUse(sqlite3* db, Statement* stmt, MaybeError error, std::string_view what)
+StatementUse::StatementUse(sqlite3* db, Statement* stmt, std::optional<StoreError> error,
+                           std::string_view what)
     : db_(db), stmt_(stmt), error_(std::move(error)), what_(what) {}
 
 StatementUse::~StatementUse() {
@@ -155,14 +156,17 @@ bool StatementUse::Step() {
   return false;
 }
 
-MaybeError StatementUse::Run() {
+StoreResult<void> StatementUse::Run() {
   if (Step()) {
     StoreError error;
     error.kind = ErrorKind::kInvariant;
     error.message = std::string(what_) + ": statement returned a row";
     return error;
   }
-  return error_;
+  if (error_) {
+    return *error_;
+  }
+  return {};
 }
 
 int64_t StatementUse::ColumnInt64(int index) const {
@@ -230,13 +234,14 @@ Result<std::unique_ptr<Connection>> Connection::Open(const std::string& path, Ro
     // Readers map the file: catch-up and tailer scans read pages without a copy per read call.
     settings += " PRAGMA query_only = ON; PRAGMA mmap_size = 268435456;";
   }
-  if (MaybeError e = conn->Exec(settings.c_str(), "configure the connection")) {
-    return Unavailable("cannot configure the database connection: " + e->message);
+  if (StoreResult<void> e = conn->Exec(settings.c_str(), "configure the connection"); !e.ok()) {
+    return Unavailable("cannot configure the database connection: " + e.error().message);
   }
   if (role == Role::kCheckpointer) {
     // A connection opens the WAL with its first read; until then it checkpoints nothing.
-    if (MaybeError e = conn->Exec("SELECT count(*) FROM sqlite_schema", "open the WAL")) {
-      return Unavailable("cannot read the database: " + e->message);
+    if (StoreResult<void> e = conn->Exec("SELECT count(*) FROM sqlite_schema", "open the WAL");
+        !e.ok()) {
+      return Unavailable("cannot read the database: " + e.error().message);
     }
   }
   if (role == Role::kWriter) {
@@ -254,7 +259,7 @@ Result<std::unique_ptr<Connection>> Connection::Open(const std::string& path, Ro
   return conn;
 }
 
-MaybeError Connection::Exec(const char* sql, std::string_view what) {
+StoreResult<void> Connection::Exec(const char* sql, std::string_view what) {
   int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) {
     StoreError error = MapSqliteError(rc, what);
@@ -263,7 +268,7 @@ MaybeError Connection::Exec(const char* sql, std::string_view what) {
     }
     return error;
   }
-  return std::nullopt;
+  return {};
 }
 
 StatementUse Connection::Use(const char* sql, std::string_view what) {
@@ -309,7 +314,7 @@ WriteTransaction::~WriteTransaction() {
   conn_->RollbackIfOpen();
 }
 
-MaybeError WriteTransaction::Begin() {
+StoreResult<void> WriteTransaction::Begin() {
   if (sqlite3_get_autocommit(conn_->get()) == 0) {
     savepoint_ = true;
     return conn_->Run("SAVEPOINT job", "begin job");
@@ -317,10 +322,10 @@ MaybeError WriteTransaction::Begin() {
   return conn_->Run("BEGIN IMMEDIATE", "begin write");
 }
 
-MaybeError WriteTransaction::Commit() {
-  MaybeError e =
+StoreResult<void> WriteTransaction::Commit() {
+  StoreResult<void> e =
       savepoint_ ? conn_->Run("RELEASE job", "release job") : conn_->Run("COMMIT", "commit");
-  if (!e) {
+  if (e.ok()) {
     done_ = true;
   }
   return e;

@@ -20,9 +20,6 @@
 
 namespace xb::store::sqlite {
 
-// nullopt = success.
-using MaybeError = std::optional<StoreError>;
-
 // Maps a SQLite result code to a typed error: interrupt (our deadline) or busy -> kTimeout;
 // constraint, corruption, not-a-database, datatype mismatch -> kInvariant; I/O error, full disk,
 // cannot open, read-only or permission trouble -> kConnection; anything else -> kOther. The cause
@@ -51,7 +48,8 @@ class Statement {
 // reset and its bindings cleared when the use ends, so the cache can hand it out again.
 class StatementUse {
  public:
-  StatementUse(sqlite3* db, Statement* stmt, MaybeError error, std::string_view what);
+  StatementUse(sqlite3* db, Statement* stmt, std::optional<StoreError> error,
+               std::string_view what);
   ~StatementUse();
   StatementUse(const StatementUse&) = delete;
   StatementUse& operator=(const StatementUse&) = delete;
@@ -66,7 +64,7 @@ class StatementUse {
   // True when a row is available; false when done or failed (then error() is set).
   bool Step();
   // Steps once and requires SQLITE_DONE (statements without rows).
-  MaybeError Run();
+  StoreResult<void> Run();
 
   // Columns are 0-based, as in SQLite; valid after Step() returned true.
   int64_t ColumnInt64(int index) const;
@@ -76,14 +74,14 @@ class StatementUse {
   std::string_view ColumnBlobView(int index) const;
   std::string ColumnText(int index) const;
 
-  const MaybeError& error() const { return error_; }
+  const std::optional<StoreError>& error() const { return error_; }
 
  private:
   void Fail(int rc);
 
   sqlite3* const db_;
   Statement* const stmt_;  // not owned; null when preparing failed
-  MaybeError error_;
+  std::optional<StoreError> error_;
   std::string_view what_;
 };
 
@@ -110,14 +108,14 @@ class Connection {
   sqlite3* get() const { return db_; }
 
   // Runs one or more statements that return no rows (PRAGMA, DDL, BEGIN, COMMIT).
-  MaybeError Exec(const char* sql, std::string_view what);
+  StoreResult<void> Exec(const char* sql, std::string_view what);
 
   // A use of the cached statement for `sql` (a string literal: the cache keys on its text).
   StatementUse Use(const char* sql, std::string_view what);
   // Runs the cached statement for `sql` (one statement, no rows): for the transaction control
   // every publish and read runs (BEGIN, SAVEPOINT, RELEASE, COMMIT, ROLLBACK), which Exec would
   // parse every time.
-  MaybeError Run(const char* sql, std::string_view what) { return Use(sql, what).Run(); }
+  StoreResult<void> Run(const char* sql, std::string_view what) { return Use(sql, what).Run(); }
 
   // Statements started after `deadline` (checked every few hundred VM steps) are interrupted.
   void SetDeadline(Clock::time_point deadline) { deadline_ = deadline; }
@@ -147,7 +145,7 @@ class ReadTransaction {
   ReadTransaction(const ReadTransaction&) = delete;
   ReadTransaction& operator=(const ReadTransaction&) = delete;
 
-  MaybeError Begin() { return conn_->Run("BEGIN DEFERRED", "begin read"); }
+  StoreResult<void> Begin() { return conn_->Run("BEGIN DEFERRED", "begin read"); }
 
  private:
   Connection* const conn_;
@@ -167,8 +165,8 @@ class WriteTransaction {
   WriteTransaction(const WriteTransaction&) = delete;
   WriteTransaction& operator=(const WriteTransaction&) = delete;
 
-  MaybeError Begin();
-  MaybeError Commit();
+  StoreResult<void> Begin();
+  StoreResult<void> Commit();
 
  private:
   Connection* const conn_;

@@ -75,10 +75,10 @@ TEST_F(ConnectionTest, AppliesTheSettingsOfEveryConnection) {
   EXPECT_EQ(Pragma(*writer, "PRAGMA query_only"), 0);
   EXPECT_EQ(Pragma(*reader, "PRAGMA query_only"), 1);
 
-  ASSERT_FALSE(writer->Exec("CREATE TABLE t (x INTEGER) STRICT", "test"));
-  MaybeError refused = reader->Exec("INSERT INTO t VALUES (1)", "insert");
-  ASSERT_TRUE(refused.has_value());
-  EXPECT_EQ(refused->kind, ErrorKind::kConnection);  // SQLITE_READONLY
+  ASSERT_TRUE(writer->Exec("CREATE TABLE t (x INTEGER) STRICT", "test").ok());
+  StoreResult<void> refused = reader->Exec("INSERT INTO t VALUES (1)", "insert");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ErrorKind::kConnection);  // SQLITE_READONLY
 }
 
 TEST_F(ConnectionTest, ReaderCannotCreateTheFile) {
@@ -105,10 +105,10 @@ TEST_F(ConnectionTest, PassedDeadlineInterruptsALongStatement) {
 TEST_F(ConnectionTest, BlobsRoundTripIncludingEmptyOnes) {
   std::unique_ptr<Connection> conn = Open(Connection::Role::kWriter);
   ASSERT_NE(conn, nullptr);
-  ASSERT_FALSE(conn->Exec("CREATE TABLE b (v BLOB NOT NULL) STRICT", "test"));
+  ASSERT_TRUE(conn->Exec("CREATE TABLE b (v BLOB NOT NULL) STRICT", "test").ok());
   const std::string with_nul("a\0b", 3);
-  ASSERT_FALSE(conn->Use("INSERT INTO b VALUES (?1)", "insert").BindBlob(1, "").Run());
-  ASSERT_FALSE(conn->Use("INSERT INTO b VALUES (?1)", "insert").BindBlob(1, with_nul).Run());
+  ASSERT_TRUE(conn->Use("INSERT INTO b VALUES (?1)", "insert").BindBlob(1, "").Run().ok());
+  ASSERT_TRUE(conn->Use("INSERT INTO b VALUES (?1)", "insert").BindBlob(1, with_nul).Run().ok());
   StatementUse rows = conn->Use("SELECT v, v IS NULL FROM b ORDER BY rowid", "select");
   ASSERT_TRUE(rows.Step());
   EXPECT_EQ(rows.ColumnBlob(0), "");
@@ -122,14 +122,15 @@ TEST_F(ConnectionTest, BlobsRoundTripIncludingEmptyOnes) {
 TEST_F(ConnectionTest, ConstraintErrorsNameTheConstraintNotTheValue) {
   std::unique_ptr<Connection> conn = Open(Connection::Role::kWriter);
   ASSERT_NE(conn, nullptr);
-  ASSERT_FALSE(
-      conn->Exec("CREATE TABLE c (v BLOB NOT NULL, CONSTRAINT short CHECK (length(v) < 3))"
-                 " STRICT",
-                 "test"));
-  MaybeError e = conn->Use("INSERT INTO c VALUES (?1)", "insert").BindBlob(1, "secret").Run();
-  ASSERT_TRUE(e.has_value());
-  EXPECT_EQ(e->kind, ErrorKind::kInvariant);
-  EXPECT_EQ(e->message, "insert: constraint failed (CHECK constraint failed: short)");
+  ASSERT_TRUE(conn->Exec("CREATE TABLE c (v BLOB NOT NULL, CONSTRAINT short CHECK (length(v) < 3))"
+                         " STRICT",
+                         "test")
+                  .ok());
+  StoreResult<void> e =
+      conn->Use("INSERT INTO c VALUES (?1)", "insert").BindBlob(1, "secret").Run();
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().kind, ErrorKind::kInvariant);
+  EXPECT_EQ(e.error().message, "insert: constraint failed (CHECK constraint failed: short)");
 }
 
 TEST_F(ConnectionTest, FailedPrepareIsReportedByTheUse) {
@@ -144,19 +145,19 @@ TEST_F(ConnectionTest, FailedPrepareIsReportedByTheUse) {
 TEST_F(ConnectionTest, TransactionsRollBackWhenLeftOpen) {
   std::unique_ptr<Connection> conn = Open(Connection::Role::kWriter);
   ASSERT_NE(conn, nullptr);
-  ASSERT_FALSE(conn->Exec("CREATE TABLE t (x INTEGER) STRICT", "test"));
+  ASSERT_TRUE(conn->Exec("CREATE TABLE t (x INTEGER) STRICT", "test").ok());
   {
     WriteTransaction txn(conn.get());
-    ASSERT_FALSE(txn.Begin());
-    ASSERT_FALSE(conn->Exec("INSERT INTO t VALUES (1)", "insert"));
+    ASSERT_TRUE(txn.Begin().ok());
+    ASSERT_TRUE(conn->Exec("INSERT INTO t VALUES (1)", "insert").ok());
     EXPECT_TRUE(conn->InTransaction());
   }
   EXPECT_FALSE(conn->InTransaction());
   {
     WriteTransaction txn(conn.get());
-    ASSERT_FALSE(txn.Begin());
-    ASSERT_FALSE(conn->Exec("INSERT INTO t VALUES (2)", "insert"));
-    ASSERT_FALSE(txn.Commit());
+    ASSERT_TRUE(txn.Begin().ok());
+    ASSERT_TRUE(conn->Exec("INSERT INTO t VALUES (2)", "insert").ok());
+    ASSERT_TRUE(txn.Commit().ok());
   }
   StatementUse rows = conn->Use("SELECT group_concat(x) FROM t", "read");
   ASSERT_TRUE(rows.Step());

@@ -127,8 +127,8 @@ std::string MigrationChecksum(std::string_view sql) {
 // implements: STORE.md 2.6 and 8 (migrations)
 Result<MigrationOutcome> ApplyMigrations(Connection& conn, std::span<const Migration> migrations,
                                          int64_t now_ns) {
-  if (MaybeError e = conn.Exec(kCreateBookkeeping, "create schema_migrations")) {
-    return Failed("bookkeeping", *e);
+  if (StoreResult<void> e = conn.Exec(kCreateBookkeeping, "create schema_migrations"); !e.ok()) {
+    return Failed("bookkeeping", e.error());
   }
   std::map<int64_t, std::string> applied;  // version -> checksum
   {
@@ -163,12 +163,12 @@ Result<MigrationOutcome> ApplyMigrations(Connection& conn, std::span<const Migra
       continue;
     }
     // One transaction per version: the schema change and its bookkeeping row commit together.
-    if (MaybeError e = conn.Exec("BEGIN IMMEDIATE", "begin migration")) {
-      return Failed(std::to_string(m.version), *e);
+    if (StoreResult<void> e = conn.Exec("BEGIN IMMEDIATE", "begin migration"); !e.ok()) {
+      return Failed(std::to_string(m.version), e.error());
     }
     std::string sql(m.sql);  // sqlite3_exec needs a terminated string
-    MaybeError e = conn.Exec(sql.c_str(), "apply migration");
-    if (!e) {
+    StoreResult<void> e = conn.Exec(sql.c_str(), "apply migration");
+    if (e.ok()) {
       e = conn.Use(
                   "INSERT INTO schema_migrations (version, name, checksum, applied_ns) "
                   "VALUES (?1, ?2, ?3, ?4)",
@@ -179,12 +179,12 @@ Result<MigrationOutcome> ApplyMigrations(Connection& conn, std::span<const Migra
               .BindInt64(4, now_ns)
               .Run();
     }
-    if (!e) {
+    if (e.ok()) {
       e = conn.Exec("COMMIT", "commit migration");
     }
-    if (e) {
+    if (!e.ok()) {
       conn.RollbackIfOpen();
-      return Failed(std::to_string(m.version), *e);
+      return Failed(std::to_string(m.version), e.error());
     }
     outcome.applied.push_back(m.version);
   }

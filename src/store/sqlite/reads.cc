@@ -71,17 +71,15 @@ StoreResult<std::optional<EnvelopeMeta>> LookupStoredMeta(Connection& conn,
 StoreResult<std::vector<std::optional<EnvelopeMeta>>> ReadDuplicates(
     Connection& conn, const std::vector<std::pair<std::string, Hash>>& keys) {
   ReadTransaction txn(&conn);
-  if (MaybeError e = txn.Begin()) {
-    return *e;
-  }
+  XB_TRY_VOID(txn.Begin());
   std::vector<std::optional<EnvelopeMeta>> out;
   out.reserve(keys.size());
   for (const auto& [topic, hash] : keys) {
     StoreResult<std::optional<EnvelopeMeta>> meta = LookupStoredMeta(conn, topic, hash);
-    if (auto* e = std::get_if<StoreError>(&meta)) {
-      return *e;
+    if (!meta.ok()) {
+      return meta.error();
     }
-    out.push_back(std::move(std::get<std::optional<EnvelopeMeta>>(meta)));
+    out.push_back(std::move(meta).value());
   }
   return out;
 }
@@ -89,9 +87,7 @@ StoreResult<std::vector<std::optional<EnvelopeMeta>>> ReadDuplicates(
 // implements: STORE.md 7 (identity history, ARC-064)
 StoreResult<std::vector<StoredEnvelope>> ReadHistory(Connection& conn, const std::string& topic) {
   ReadTransaction txn(&conn);
-  if (MaybeError e = txn.Begin()) {
-    return *e;
-  }
+  XB_TRY_VOID(txn.Begin());
   StatementUse rows = conn.Use(
       "SELECT sequence_id, topic, server_ns, expiry_ns, message_hash, is_commit_or_proposal, "
       "payload FROM envelopes WHERE topic = ?1 ORDER BY sequence_id",
@@ -114,9 +110,7 @@ StoreResult<QueryPage> ReadQuery(Connection& conn, const std::vector<TopicCursor
     return InvariantError("query limit must be at least 1");
   }
   ReadTransaction txn(&conn);
-  if (MaybeError e = txn.Begin()) {
-    return *e;
-  }
+  XB_TRY_VOID(txn.Begin());
   // Candidates: per topic its lowest limit + 1 ids above the cursor. If id x of topic T is among
   // the lowest limit + 1 overall, so is every eligible lower id of T: each topic stays a prefix.
   const int64_t per_topic = static_cast<int64_t>(limit) + 1;
@@ -166,9 +160,7 @@ StoreResult<std::vector<StoredEnvelope>> ReadNewest(Connection& conn,
                                                     const std::vector<std::string>& topics,
                                                     bool with_payload) {
   ReadTransaction txn(&conn);
-  if (MaybeError e = txn.Begin()) {
-    return *e;
-  }
+  XB_TRY_VOID(txn.Begin());
   std::vector<StoredEnvelope> out;
   std::set<std::string> seen;
   for (const std::string& topic : topics) {
@@ -206,9 +198,7 @@ StoreResult<std::optional<StoredEnvelope>> ReadGet(Connection& conn, int64_t seq
     return std::optional<StoredEnvelope>();
   }
   ReadTransaction txn(&conn);
-  if (MaybeError e = txn.Begin()) {
-    return *e;
-  }
+  XB_TRY_VOID(txn.Begin());
   StatementUse row = conn.Use(kRowById, "get");
   row.BindInt64(1, sequence_id);
   if (row.Step()) {
@@ -255,9 +245,7 @@ StoreResult<std::vector<StoredEnvelope>> LoadEnvelopes(Connection& conn,
 StoreResult<std::vector<int64_t>> ReadHeads(Connection& conn,
                                             const std::vector<std::string>& topics) {
   ReadTransaction txn(&conn);
-  if (MaybeError e = txn.Begin()) {
-    return *e;
-  }
+  XB_TRY_VOID(txn.Begin());
   std::vector<int64_t> out;
   out.reserve(topics.size());
   for (const std::string& topic : topics) {
@@ -279,9 +267,7 @@ StoreResult<std::vector<int64_t>> ReadHeads(Connection& conn,
 StoreResult<std::vector<std::optional<std::string>>> ReadInboxIds(
     Connection& conn, const std::vector<IdentifierKey>& identifiers) {
   ReadTransaction txn(&conn);
-  if (MaybeError e = txn.Begin()) {
-    return *e;
-  }
+  XB_TRY_VOID(txn.Begin());
   std::vector<std::optional<std::string>> out;
   out.reserve(identifiers.size());
   for (const IdentifierKey& key : identifiers) {
@@ -338,9 +324,7 @@ std::optional<StoreError> VisitOneRange(
     Connection& conn, const CatchUpRange& range, uint32_t per_range, uint64_t byte_budget,
     const std::function<bool(const StoredEnvelopeView&)>& visit) {
   ReadTransaction txn(&conn);
-  if (MaybeError e = txn.Begin()) {
-    return *e;
-  }
+  XB_TRY_VOID(txn.Begin());
   StatementUse rows = conn.Use(
       "SELECT sequence_id, topic, server_ns, expiry_ns, message_hash, is_commit_or_proposal, "
       "payload FROM envelopes WHERE topic = ?1 AND sequence_id > ?2 AND sequence_id <= ?3 "
@@ -377,9 +361,7 @@ std::optional<StoreError> VisitRanges(Connection& conn, const std::vector<CatchU
                                       uint32_t per_range, uint64_t byte_budget,
                                       const Store::CatchUpVisitor& visit) {
   ReadTransaction txn(&conn);
-  if (MaybeError e = txn.Begin()) {
-    return *e;
-  }
+  XB_TRY_VOID(txn.Begin());
   std::vector<std::vector<int64_t>> ids(ranges.size());
   std::vector<std::vector<uint64_t>> sizes(ranges.size());
   for (size_t r = 0; r < ranges.size(); ++r) {

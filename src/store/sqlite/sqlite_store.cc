@@ -44,10 +44,10 @@ template <typename T, typename Read>
 StoreResult<T> WithReader(ReaderPool& pool, uint32_t timeout_ms, Read&& read) {
   const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   StoreResult<ReaderPool::Lease> acquired = pool.Acquire(deadline);
-  if (auto* e = std::get_if<StoreError>(&acquired)) {
-    return *e;
+  if (!acquired.ok()) {
+    return acquired.error();
   }
-  ReaderPool::Lease lease = std::get<ReaderPool::Lease>(std::move(acquired));
+  ReaderPool::Lease lease = std::move(acquired).value();
   lease->SetDeadline(deadline);
   return read(*lease);
 }
@@ -76,8 +76,9 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& opti
   std::unique_ptr<Connection> writer_conn = std::move(opened).value();
   const std::string size_limit =
       "PRAGMA journal_size_limit = " + std::to_string(options.journal_size_limit_bytes);
-  if (MaybeError e = writer_conn->Exec(size_limit.c_str(), "set journal size limit")) {
-    return Unavailable("database.url: " + e->message);
+  if (StoreResult<void> e = writer_conn->Exec(size_limit.c_str(), "set journal size limit");
+      !e.ok()) {
+    return Unavailable("database.url: " + e.error().message);
   }
 
   Result<MigrationOutcome> migrated =
@@ -88,8 +89,8 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& opti
   MigrationOutcome migrations = std::move(migrated).value();
 
   StoreResult<int64_t> boundary = ReadBoundary(*writer_conn);
-  if (auto* e = std::get_if<StoreError>(&boundary)) {
-    return Unavailable("database.url: " + e->message);
+  if (!boundary.ok()) {
+    return Unavailable("database.url: " + boundary.error().message);
   }
 
   Result<std::unique_ptr<ReaderPool>> readers =
@@ -105,8 +106,8 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& opti
   (*checkpointer)->Attach(*writer_conn);
   auto writer = std::make_unique<Writer>(std::move(writer_conn), options.max_writer_queue);
   return std::unique_ptr<SqliteStore>(new SqliteStore(
-      options, std::move(lock), std::move(migrations), std::get<int64_t>(boundary),
-      std::move(readers).value(), std::move(checkpointer).value(), std::move(writer)));
+      options, std::move(lock), std::move(migrations), boundary.value(), std::move(readers).value(),
+      std::move(checkpointer).value(), std::move(writer)));
 }
 
 SqliteStore::SqliteStore(const SqliteOptions& options, std::unique_ptr<LockFile> lock,
@@ -170,19 +171,17 @@ StoreResult<std::optional<StoredEnvelope>> SqliteStore::Get(int64_t sequence_id)
 
 // implements: STORE.md 8 (boundary task: the persisted value from a read snapshot, always ok)
 StoreResult<BoundaryAdvance> SqliteStore::AdvanceBoundary() {
-  return WithReader<BoundaryAdvance>(
-      *readers_, options_.statement_timeout_ms,
-      [](Connection& conn) -> StoreResult<BoundaryAdvance> {
-        ReadTransaction txn(&conn);
-        if (MaybeError e = txn.Begin()) {
-          return *e;
-        }
-        StoreResult<int64_t> boundary = ReadBoundary(conn);
-        if (auto* e = std::get_if<StoreError>(&boundary)) {
-          return *e;
-        }
-        return BoundaryAdvance{.lock_timeout = false, .boundary = std::get<int64_t>(boundary)};
-      });
+  return WithReader<BoundaryAdvance>(*readers_, options_.statement_timeout_ms,
+                                     [](Connection& conn) -> StoreResult<BoundaryAdvance> {
+                                       ReadTransaction txn(&conn);
+                                       XB_TRY_VOID(txn.Begin());
+                                       StoreResult<int64_t> boundary = ReadBoundary(conn);
+                                       if (!boundary.ok()) {
+                                         return boundary.error();
+                                       }
+                                       return BoundaryAdvance{.lock_timeout = false,
+                                                              .boundary = boundary.value()};
+                                     });
 }
 
 // implements: STORE.md 5.1 and 8 (the tailer's own reader, outside the pool)
@@ -218,8 +217,8 @@ std::optional<StoreError> SqliteStore::VisitCatchUp(const std::vector<CatchUpRan
         sqlite::VisitCatchUp(conn, ranges, per_range, byte_budget, visit);
     return error ? StoreResult<bool>(*std::move(error)) : StoreResult<bool>(true);
   });
-  if (auto* error = std::get_if<StoreError>(&done)) {
-    return std::move(*error);
+  if (!done.ok()) {
+    return std::move(done).error();
   }
   return std::nullopt;
 }
@@ -228,9 +227,10 @@ std::optional<StoreError> SqliteStore::VisitCatchUp(const std::vector<CatchUpRan
 void SqliteStore::RunPublish(Connection& conn, const CommitPublishRequest& request,
                              std::optional<StoreResult<PublishOutcome>>& outcome) {
   outcome = CommitPublishTransaction(conn, request, &RealTimeNs);
-  if (auto* done = std::get_if<PublishOutcome>(&*outcome); done && done->committed_through) {
+  if (outcome->ok() && outcome->value().committed_through) {
     // Visible once the group commits (AfterGroupCommit); writer thread only.
-    group_committed_through_ = std::max(group_committed_through_, *done->committed_through);
+    group_committed_through_ =
+        std::max(group_committed_through_, *outcome->value().committed_through);
   }
 }
 
@@ -238,14 +238,14 @@ namespace {
 
 // What CommitPublish returns once the writer has run (or refused) the job.
 StoreResult<CommitPublishResult> PublishResult(
-    MaybeError writer_error, std::optional<StoreResult<PublishOutcome>>& outcome) {
-  if (writer_error) {
-    return *std::move(writer_error);
+    StoreResult<void> writer_error, std::optional<StoreResult<PublishOutcome>>& outcome) {
+  if (!writer_error.ok()) {
+    return std::move(writer_error).error();
   }
-  if (auto* e = std::get_if<StoreError>(&*outcome)) {
-    return std::move(*e);
+  if (!outcome->ok()) {
+    return std::move(*outcome).error();
   }
-  return std::move(std::get<PublishOutcome>(*outcome).result);
+  return std::move(outcome->value().result);
 }
 
 }  // namespace
@@ -261,7 +261,7 @@ StoreResult<CommitPublishResult> SqliteStore::CommitPublish(const CommitPublishR
   // Group commit: publishes queued together share one transaction and one fsync (STORE.md 8
   // [design]); each keeps its own savepoint, so one failing publish stores nothing of its own
   // and leaves the others.
-  MaybeError error = writer_->RunGrouped(request.deadline, job);
+  StoreResult<void> error = writer_->RunGrouped(request.deadline, job);
   return PublishResult(std::move(error), outcome);
 }
 
@@ -275,7 +275,7 @@ bool SqliteStore::StartCommitPublish(std::shared_ptr<const CommitPublishRequest>
   return writer_->TryRunGroupedAsync(
       deadline,
       [this, request, outcome](Connection& conn) { RunPublish(conn, *request, *outcome); },
-      [outcome, done = std::move(done)](MaybeError error) {
+      [outcome, done = std::move(done)](StoreResult<void> error) {
         done(PublishResult(std::move(error), *outcome));
       });
 }

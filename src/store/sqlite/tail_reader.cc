@@ -35,7 +35,7 @@ StoreResult<std::unique_ptr<TailReader>> SqliteTailReader::Open(const std::strin
       new SqliteTailReader(std::move(conn).value(), statement_timeout_ms));
 }
 
-MaybeError SqliteTailReader::Ready(Snapshot expected) {
+StoreResult<void> SqliteTailReader::Ready(Snapshot expected) {
   if (conn_ == nullptr) {
     return MakeError(ErrorKind::kConnection, "tailer: the connection was closed after an error");
   }
@@ -46,7 +46,7 @@ MaybeError SqliteTailReader::Ready(Snapshot expected) {
                                                      : "tailer: a snapshot is already open"));
   }
   conn_->SetDeadline(Clock::now() + std::chrono::milliseconds(statement_timeout_ms_));
-  return std::nullopt;
+  return {};
 }
 
 StoreError SqliteTailReader::Fail(StoreError error) {
@@ -59,15 +59,13 @@ StoreError SqliteTailReader::Fail(StoreError error) {
 
 // implements: STORE.md 5.3 step 1 and 8 (one snapshot per poll; the boundary read starts it)
 StoreResult<int64_t> SqliteTailReader::Begin() {
-  if (MaybeError e = Ready(Snapshot::kClosed)) {
-    return *e;
-  }
-  if (MaybeError e = conn_->Run("BEGIN DEFERRED", "tailer: begin")) {
-    return Fail(*e);
+  XB_TRY_VOID(Ready(Snapshot::kClosed));
+  if (StoreResult<void> e = conn_->Run("BEGIN DEFERRED", "tailer: begin"); !e.ok()) {
+    return Fail(e.error());
   }
   StoreResult<int64_t> boundary = ReadBoundary(*conn_);
-  if (auto* e = std::get_if<StoreError>(&boundary)) {
-    return Fail(*e);
+  if (!boundary.ok()) {
+    return Fail(boundary.error());
   }
   return boundary;
 }
@@ -75,9 +73,7 @@ StoreResult<int64_t> SqliteTailReader::Begin() {
 // implements: STORE.md 5.3 step 2 (gap probes: primary-key range scans, at most per_range rows)
 StoreResult<std::vector<std::vector<RowHead>>> SqliteTailReader::Probe(
     const std::vector<IdRange>& ranges, uint32_t per_range) {
-  if (MaybeError e = Ready(Snapshot::kOpen)) {
-    return *e;
-  }
+  XB_TRY_VOID(Ready(Snapshot::kOpen));
   std::vector<std::vector<RowHead>> out(ranges.size());
   for (size_t r = 0; r < ranges.size(); ++r) {
     StatementUse rows = conn_->Use(
@@ -97,9 +93,7 @@ StoreResult<std::vector<std::vector<RowHead>>> SqliteTailReader::Probe(
 
 // implements: STORE.md 5.3 step 3 (forward scan above the cursor)
 StoreResult<std::vector<RowHead>> SqliteTailReader::Forward(int64_t after, uint32_t limit) {
-  if (MaybeError e = Ready(Snapshot::kOpen)) {
-    return *e;
-  }
+  XB_TRY_VOID(Ready(Snapshot::kOpen));
   StatementUse rows = conn_->Use(
       "SELECT sequence_id, topic, length(payload) FROM envelopes WHERE sequence_id > ?1 "
       "ORDER BY sequence_id LIMIT ?2",
@@ -117,12 +111,10 @@ StoreResult<std::vector<RowHead>> SqliteTailReader::Forward(int64_t after, uint3
 
 // implements: STORE.md 5.3 step 4 (payloads of the selected ids, same snapshot)
 StoreResult<std::vector<StoredEnvelope>> SqliteTailReader::Load(const std::vector<int64_t>& ids) {
-  if (MaybeError e = Ready(Snapshot::kOpen)) {
-    return *e;
-  }
+  XB_TRY_VOID(Ready(Snapshot::kOpen));
   StoreResult<std::vector<StoredEnvelope>> rows = LoadEnvelopes(*conn_, ids);
-  if (auto* e = std::get_if<StoreError>(&rows)) {
-    return Fail(*e);
+  if (!rows.ok()) {
+    return Fail(rows.error());
   }
   return rows;
 }
@@ -131,11 +123,9 @@ StoreResult<bool> SqliteTailReader::End() {
   if (conn_ != nullptr && !conn_->InTransaction()) {
     return true;  // no snapshot open
   }
-  if (MaybeError e = Ready(Snapshot::kOpen)) {
-    return *e;
-  }
-  if (MaybeError e = conn_->Run("COMMIT", "tailer: end")) {
-    return Fail(*e);
+  XB_TRY_VOID(Ready(Snapshot::kOpen));
+  if (StoreResult<void> e = conn_->Run("COMMIT", "tailer: end"); !e.ok()) {
+    return Fail(e.error());
   }
   conn_->ClearDeadline();
   return true;

@@ -41,7 +41,7 @@ class SqliteTailReader final : public TailReader {
   enum class Snapshot : uint8_t { kClosed, kOpen };
   // Checks that the connection is still open and the snapshot is in the `expected` state (the
   // error to return otherwise), and arms this call's deadline.
-  MaybeError Ready(Snapshot expected);
+  StoreResult<void> Ready(Snapshot expected);
   // Any error closes the connection (rolling back its snapshot) and is passed through.
   StoreError Fail(StoreError error);
 

@@ -44,13 +44,13 @@ class TempDir {
 
 template <typename T>
 bool IsOk(const StoreResult<T>& result) {
-  return std::holds_alternative<T>(result);
+  return result.ok();
 }
 
 template <typename T>
 StoreError ErrorOf(const StoreResult<T>& result) {
-  if (const auto* e = std::get_if<StoreError>(&result)) {
-    return *e;
+  if (!result.ok()) {
+    return result.error();
   }
   StoreError none;
   none.message = "no error";
@@ -59,9 +59,11 @@ StoreError ErrorOf(const StoreResult<T>& result) {
 
 template <typename T>
 std::string Describe(const StoreResult<T>& result) {
-  const auto* e = std::get_if<StoreError>(&result);
-  return e == nullptr ? "ok"
-                      : "kind " + std::to_string(static_cast<int>(e->kind)) + ": " + e->message;
+  if (result.ok()) {
+    return "ok";
+  }
+  const StoreError& e = result.error();
+  return "kind " + std::to_string(static_cast<int>(e.kind)) + ": " + e.message;
 }
 
 }  // namespace xb::store::sqlite

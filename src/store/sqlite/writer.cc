@@ -26,8 +26,8 @@ constexpr size_t kMaxGroup = 64;
 void Writer::RunGroup(const std::vector<Job*>& group) {
   // Jobs whose savepoint is released into the open transaction, waiting for its COMMIT.
   std::vector<Job*> pending;
-  std::vector<std::pair<Job*, MaybeError>> finished;
-  auto settle = [&](MaybeError commit_error) {
+  std::vector<std::pair<Job*, StoreResult<void>>> finished;
+  auto settle = [&](StoreResult<void> commit_error) {
     for (Job* j : pending) {
       finished.emplace_back(j, commit_error);
     }
@@ -38,12 +38,12 @@ void Writer::RunGroup(const std::vector<Job*>& group) {
       after = after_group_commit_;
     }
     if (after) {
-      after(!commit_error);
+      after(commit_error.ok());
     }
   };
   for (Job* job : group) {
     if (sqlite3_get_autocommit(conn_->get()) != 0) {
-      if (MaybeError e = conn_->Run("BEGIN IMMEDIATE", "begin group")) {
+      if (StoreResult<void> e = conn_->Run("BEGIN IMMEDIATE", "begin group"); !e.ok()) {
         finished.emplace_back(job, std::move(e));
         continue;
       }
@@ -66,8 +66,8 @@ void Writer::RunGroup(const std::vector<Job*>& group) {
     pending.push_back(job);
   }
   if (!pending.empty()) {
-    MaybeError e = conn_->Run("COMMIT", "commit group");
-    if (e) {
+    StoreResult<void> e = conn_->Run("COMMIT", "commit group");
+    if (!e.ok()) {
       conn_->RollbackIfOpen();
     }
     settle(std::move(e));
@@ -78,8 +78,8 @@ void Writer::RunGroup(const std::vector<Job*>& group) {
   {
     std::lock_guard lock(mu_);
     for (auto& [job, error] : finished) {
-      if (error) {
-        job->error = std::move(error);
+      if (!error.ok()) {
+        job->error = std::move(error).error();
       }
       Finish(*job, completed);
     }
@@ -109,12 +109,16 @@ void Writer::Complete(const std::vector<Job*>& completed) {
   CompletionScope scope;
   for (Job* job : completed) {
     std::unique_ptr<Job> owned(job);
-    owned->on_done(std::move(owned->error));
+    if (owned->error) {
+      owned->on_done(std::move(*owned->error));
+    } else {
+      owned->on_done(StoreResult<void>());
+    }
   }
 }
 
 bool Writer::TryRunGroupedAsync(Clock::time_point deadline, std::function<void(Connection&)> job,
-                                std::function<void(MaybeError)> done) {
+                                std::function<void(StoreResult<void>)> done) {
   auto entry = std::make_unique<Job>();
   entry->owned_fn = std::move(job);
   entry->fn = &entry->owned_fn;
@@ -148,15 +152,16 @@ Writer::~Writer() {
 }
 
 // implements: STORE.md 8 (writer wait bounded by max_publish_duration_ms -> DEADLINE_EXCEEDED)
-MaybeError Writer::Run(Clock::time_point deadline, const std::function<void(Connection&)>& job) {
+StoreResult<void> Writer::Run(Clock::time_point deadline,
+                              const std::function<void(Connection&)>& job) {
   Job entry;
   entry.fn = &job;
   entry.deadline = deadline;
   return Enqueue(entry);
 }
 
-MaybeError Writer::RunGrouped(Clock::time_point deadline,
-                              const std::function<void(Connection&)>& job) {
+StoreResult<void> Writer::RunGrouped(Clock::time_point deadline,
+                                     const std::function<void(Connection&)>& job) {
   Job entry;
   entry.fn = &job;
   entry.deadline = deadline;
@@ -171,7 +176,7 @@ void Writer::SetAfterGroupCommit(std::function<void(bool committed)> after_commi
   after_group_completions_ = std::move(after_completions);
 }
 
-MaybeError Writer::Enqueue(Job& entry) {
+StoreResult<void> Writer::Enqueue(Job& entry) {
   const Clock::time_point deadline = entry.deadline;
   std::unique_lock lock(mu_);
   if (!space_.wait_until(lock, deadline,
@@ -194,7 +199,10 @@ MaybeError Writer::Enqueue(Job& entry) {
     // The job runs now; its statements stop at the deadline, so this wait is bounded too.
     entry.cv.wait(lock, [&entry] { return entry.done; });
   }
-  return std::move(entry.error);
+  if (entry.error) {
+    return std::move(*entry.error);
+  }
+  return {};
 }
 
 void Writer::Loop() {

@@ -35,7 +35,7 @@ class Writer {
   // its turn (the job then never runs); or kOther when the writer is closing. Once started, the
   // job is bounded by the deadline through its statements, so the caller waits for it to end: its
   // outcome (committed or not) is then known. A transaction the job leaves open is rolled back.
-  MaybeError Run(Clock::time_point deadline, const std::function<void(Connection&)>& job);
+  StoreResult<void> Run(Clock::time_point deadline, const std::function<void(Connection&)>& job);
 
   // Group commit: like Run, but `job` runs inside one write transaction that the writer shares
   // with the other grouped jobs queued at the same time (each job uses a WriteTransaction, which
@@ -44,7 +44,8 @@ class Writer {
   // job's own changes are then not stored either). `after_commit` (set once, before any job) runs
   // on the writer thread after every group commit attempt with whether it committed, before the
   // group's jobs are told; `after_completions`, if set, once they have been told.
-  MaybeError RunGrouped(Clock::time_point deadline, const std::function<void(Connection&)>& job);
+  StoreResult<void> RunGrouped(Clock::time_point deadline,
+                               const std::function<void(Connection&)>& job);
   void SetAfterGroupCommit(std::function<void(bool committed)> after_commit,
                            std::function<void()> after_completions = nullptr);
 
@@ -56,26 +57,26 @@ class Writer {
   // for queue space and for its turn is bounded by the deadline.
   static constexpr size_t kMaxAsyncQueue = 64;
   bool TryRunGroupedAsync(Clock::time_point deadline, std::function<void(Connection&)> job,
-                          std::function<void(MaybeError)> done);
+                          std::function<void(StoreResult<void>)> done);
 
  private:
   struct Job {
     const std::function<void(Connection&)>* fn = nullptr;
     Clock::time_point deadline;
-    bool started = false;  // guarded by mu_
-    bool done = false;     // guarded by mu_
-    MaybeError error;      // guarded by mu_; set when the job was failed without running
-    bool grouped = false;  // const after queueing
+    bool started = false;             // guarded by mu_
+    bool done = false;                // guarded by mu_
+    std::optional<StoreError> error;  // guarded by mu_; set when the job was failed without running
+    bool grouped = false;             // const after queueing
     // The caller waits on it for `done`. Notified with mu_ held: the Job lives on the caller's
     // stack and may be gone as soon as mu_ is released after `done` is set.
     std::condition_variable cv;
     // Asynchronous jobs (TryRunGroupedAsync) are owned by the writer instead: `fn` points to
     // `owned_fn`, and `on_done` runs once the job is finished, outside mu_.
     std::function<void(Connection&)> owned_fn;
-    std::function<void(MaybeError)> on_done;
+    std::function<void(StoreResult<void>)> on_done;
   };
 
-  MaybeError Enqueue(Job& entry);
+  StoreResult<void> Enqueue(Job& entry);
   void Loop();
   // With mu_ held: marks `job` done and wakes its caller (only that caller); an asynchronous job
   // is moved to `completed` instead, for Complete to call back once mu_ is released.
