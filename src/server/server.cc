@@ -290,8 +290,7 @@ bool Server::OpenDatabase() {
     return false;
   }
   // implements: OPS-020 (startup)
-  if (Status fits = config::CheckRetentionFitsClock(config_.retention, clock.value());
-      !fits.ok()) {
+  if (Status fits = config::CheckRetentionFitsClock(config_.retention, clock.value()); !fits.ok()) {
     Fail(fits.message());
     return false;
   }
