@@ -17,6 +17,7 @@
 #include "server/process_resources.h"
 #include "server/version.h"
 #include "store/open.h"
+#include "store/read_database_wait.h"
 
 namespace xb::server {
 
@@ -101,6 +102,7 @@ Server::Server(const config::Config& config, RunOptions options)
       metrics_(kVersion),
       net_observer_(metrics_, logger_),
       signals_(main_io_, SIGTERM, SIGINT),
+      startup_timer_(main_io_),
       drain_timer_(main_io_) {
   signals_.async_wait([this](const boost::system::error_code& ec, int) { OnSignal(ec); });
 }
@@ -132,7 +134,15 @@ int Server::Run() {
 }
 
 asio::awaitable<Server::StartOutcome> Server::Start() {
-  if (!StartTelemetry() || !LoadAuth() || !OpenDatabase() || !BuildPublicConfiguration()) {
+  if (!StartTelemetry() || !LoadAuth()) {
+    co_return StartOutcome::kFailed;
+  }
+  const StepOutcome database = co_await OpenDatabase();
+  if (database != StepOutcome::kDone) {
+    co_return database == StepOutcome::kStopped ? StartOutcome::kStoppedBeforeServing
+                                                : StartOutcome::kFailed;
+  }
+  if (!BuildPublicConfiguration()) {
     co_return StartOutcome::kFailed;
   }
   const bool recovered = co_await RecoverStreams();
@@ -272,29 +282,40 @@ bool Server::LoadAuth() {
 // Step 5: the store — migrations applied, replica caught up — and OPS-020 against its clock.
 // [design] Start-up waits (connect, migrations, replica catch-up) are bounded by one minute; the
 // orchestrator's startup probe is the outer bound.
-bool Server::OpenDatabase() {
+asio::awaitable<Server::StepOutcome> Server::OpenDatabase() {
+  const store::Clock::time_point deadline = store::Clock::now() + std::chrono::minutes(1);
   auto opened = store::OpenStore(
       config_, store::OpenOptions{
-                   .deadline = store::Clock::now() + std::chrono::minutes(1),
+                   .deadline = deadline,
                    .warning_sink = [this](std::string_view) { logger_.Warn("database warning"); },
                    .on_released_open_transaction =
                        [this] { metrics_.db().released_open_transactions.Inc(); }});
   if (!opened.ok()) {
     Fail(opened.status().message());
-    return false;
+    co_return StepOutcome::kFailed;
   }
   store_ = std::move(opened).value();
+  // Awaited, so a termination signal meanwhile ends start-up (OnSignal cancels the timer).
+  const Status caught_up = co_await store::WaitForReadDatabase(
+      *store_, startup_timer_, config_.streams.poll_interval, deadline);
+  if (!caught_up.ok()) {
+    if (caught_up.code() == StatusCode::kCancelled) {
+      co_return StepOutcome::kStopped;
+    }
+    Fail(caught_up.message());
+    co_return StepOutcome::kFailed;
+  }
   auto clock = store_->ClockNs();
   if (!clock.ok()) {
     Fail("configuration is invalid: database.url (the store clock cannot be read)");
-    return false;
+    co_return StepOutcome::kFailed;
   }
   // implements: OPS-020 (startup)
   if (Status fits = config::CheckRetentionFitsClock(config_.retention, clock.value()); !fits.ok()) {
     Fail(fits.message());
-    return false;
+    co_return StepOutcome::kFailed;
   }
-  return true;
+  co_return StepOutcome::kDone;
 }
 
 // Step 6: the public configuration (CONF-009), with the startup key set (CONF-068).
@@ -495,6 +516,7 @@ void Server::OnSignal(const boost::system::error_code& ec) {
   }
   if (!serving_) {
     start_cancelled_ = true;
+    startup_timer_.cancel();
     if (streams_) {
       streams_->CancelWait();
     }

@@ -85,18 +85,19 @@ class Server {
   struct Worker;
 
   // CONF.md 1.5, one method per step; false: the step failed and printed its line.
-  bool StartTelemetry();                          // step 3
-  bool StartOtlpExporter();                       // step 3 (traces, logs)
-  bool BindMetricsListener();                     // step 3
-  bool LoadAuth();                                // step 4
-  bool OpenDatabase();                            // step 5
-  bool BuildPublicConfiguration();                // step 6
-  boost::asio::awaitable<bool> RecoverStreams();  // step 7: first stream recovery
-  void StartBackgroundTasks();                    // step 7: pools, API context
-  void BuildRouter();                             // step 7: services and health
-  void BuildWorkers();                            // step 7: one dispatcher per I/O thread
-  bool BindListener();                            // step 8
-  void ReportServing();                           // step 8
+  bool StartTelemetry();       // step 3
+  bool StartOtlpExporter();    // step 3 (traces, logs)
+  bool BindMetricsListener();  // step 3
+  bool LoadAuth();             // step 4
+  enum class StepOutcome { kDone, kFailed, kStopped };
+  boost::asio::awaitable<StepOutcome> OpenDatabase();  // step 5
+  bool BuildPublicConfiguration();                     // step 6
+  boost::asio::awaitable<bool> RecoverStreams();       // step 7: first stream recovery
+  void StartBackgroundTasks();                         // step 7: pools, API context
+  void BuildRouter();                                  // step 7: services and health
+  void BuildWorkers();                                 // step 7: one dispatcher per I/O thread
+  bool BindListener();                                 // step 8
+  void ReportServing();                                // step 8
 
   void OnSignal(const boost::system::error_code& ec);
   // The end of the drain: whatever is left ends UNAVAILABLE (idle, or the drain deadline).
@@ -117,6 +118,8 @@ class Server {
   // Installed at construction: a SIGTERM that arrives once anything could have seen this process
   // begins a drain (or ends start-up) rather than killing it.
   boost::asio::signal_set signals_;
+  // Start-up's waits between replica checks; a signal cancels it.
+  boost::asio::steady_timer startup_timer_;
   std::unique_ptr<telemetry::MetricsListener> metrics_listener_;
   std::optional<config::SocketAddress> metrics_address_;
   // Step 4.

@@ -34,8 +34,6 @@ Result<std::unique_ptr<Store>> OpenStore(const config::Config& config, OpenOptio
               .max_publish_duration_ms =
                   static_cast<int>(config.publishing.max_publish_duration_ms),
               .max_barrier_wait_ms = static_cast<int>(config.publishing.max_barrier_wait_ms),
-              .poll_interval_ms = static_cast<int>(
-                  std::min<int64_t>(config.streams.poll_interval.count(), 2147483647)),
               .warning_sink = std::move(options.warning_sink),
               .on_released_open_transaction = std::move(options.on_released_open_transaction),
           },

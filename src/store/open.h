@@ -13,7 +13,7 @@
 namespace xb::store {
 
 struct OpenOptions {
-  // Bounds connecting, migrating and the replica's catch-up (PostgreSQL).
+  // Bounds connecting and migrating (the replica's catch-up: store/read_database_wait.h).
   Clock::time_point deadline;
   // Operator warnings from the engine (release hook, unknown migrations); plain words only.
   std::function<void(std::string_view)> warning_sink;

@@ -259,6 +259,16 @@ class Store {
   // The primary store's clock in ns since the Unix epoch (OPS-020).
   virtual StoreResult<int64_t> ClockNs() = 0;
 
+  // Start-up (STORE.md 2.6, 6): whether the read database already shows everything the primary
+  // held when the store opened; true at once where reads go to the primary. One check, blocking for
+  // at most one bounded round trip; a replica that is still starting, or has not replayed the
+  // database's creation yet, answers false rather than an error. Errors name the setting. Polled,
+  // without blocking an executor between checks, by WaitForReadDatabase (read_database_wait.h).
+  virtual Result<bool> ReadDatabaseCaughtUp(Clock::time_point deadline) {
+    (void)deadline;
+    return true;
+  }
+
   // Stored metadata per (topic, hash), nullopt where absent. Primary (STORE.md 3.1 step 3).
   virtual StoreResult<std::vector<std::optional<EnvelopeMeta>>> FindDuplicates(
       const std::vector<std::pair<std::string, Hash>>& keys) = 0;

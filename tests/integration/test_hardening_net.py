@@ -20,10 +20,14 @@ import h2.config
 import h2.connection
 import h2.events
 
+import envelopes as E
+import h2_raw
 import harness
 from xmtp.backend.v1 import backend_pb2
 
 GET_CONFIGURATION = "/xmtp.backend.v1.ConfigurationService/GetConfiguration"
+PUBLISH = "/xmtp.backend.v1.PublishService/Publish"
+SUBSCRIBE_STATIC = "/xmtp.backend.v1.SubscriptionService/SubscribeStatic"
 ENHANCE_YOUR_CALM = 0xB
 
 # Small limits so that every bound is reached within a test's few seconds.
@@ -424,6 +428,47 @@ class ConnectionTimeoutsTest(harness.ServerTestCase):
             for _ in range(1500):
                 harness.unary(channel, GET_CONFIGURATION, backend_pb2.GetConfigurationRequest(),
                               backend_pb2.GetConfigurationResponse)
+        self.assertEqual(closed_by(self.server, "control_frame_flood"), before)
+
+    # A stream client that answers every DATA frame with a stream and a connection WINDOW_UPDATE,
+    # however small the frame (grpcio reading a stream's many small live messages under load did),
+    # was cut off as a control-frame flood: 200-byte frames earned it 0.05 of a frame each. Each
+    # DATA frame now earns the two WINDOW_UPDATEs it may draw.
+    def test_stream_client_acknowledging_every_small_data_frame_is_not_a_flood(self):
+        before = closed_by(self.server, "control_frame_flood")
+        topic = E.group_topic(b"calm-acks".ljust(16, b"_"))
+        client = h2_raw.Client(self.server.port, credit=False)
+        try:
+            request = backend_pb2.SubscribeStaticRequest(
+                topics=[backend_pb2.TopicQuery(topic=backend_pb2.Topic(topic=topic))])
+            stream = client.start(SUBSCRIBE_STATIC, request.SerializeToString())
+            frames = [0]
+
+            def acknowledge_each(event, handle=client._handle):
+                handle(event)
+                if isinstance(event, h2.events.DataReceived) and event.flow_controlled_length:
+                    frames[0] += 1
+                    client.conn.increment_flow_control_window(event.flow_controlled_length,
+                                                              event.stream_id)
+                    client.conn.increment_flow_control_window(event.flow_controlled_length)
+
+            client._handle = acknowledge_each
+            messages = 3000
+            with self.server.channel() as channel:
+                for k in range(messages):
+                    harness.unary(channel, PUBLISH, backend_pb2.PublishRequest(
+                        envelopes=[E.group_message(b"calm-acks".ljust(16, b"_"), 1, b"m%d" % k)]),
+                        backend_pb2.PublishResponse)
+                    client.pump(0.001)  # reads what arrived meanwhile; waits for nothing
+            self.assertTrue(client.run_until(lambda: stream.data.count(b"m%d" % (messages - 1)) > 0
+                                             or client.closed, 30), "the last message never came")
+            self.assertFalse(client.closed, "the server ended the connection (GOAWAY %r)" %
+                             client.goaway)
+            self.assertIsNone(client.goaway)
+            # The point of the test: far more acknowledgements than the burst alone allows.
+            self.assertGreater(frames[0] * 2, 1000)
+        finally:
+            client.close()
         self.assertEqual(closed_by(self.server, "control_frame_flood"), before)
 
 

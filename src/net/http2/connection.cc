@@ -36,10 +36,14 @@ namespace {
 constexpr int32_t kStreamWindow = 1 << 20;       // 1 MiB per stream
 constexpr int32_t kConnectionWindow = 16 << 20;  // 16 MiB per connection
 constexpr size_t kWriteChunk = 256 * 1024;       // coalesced frames per socket write
-// Response bytes that earn the client one control frame: a client acknowledging every 16 KiB
-// DATA frame with a connection and a stream WINDOW_UPDATE (and a BDP PING) stays within it, a
-// WINDOW_UPDATE(+1) per 1-byte DATA frame does not.
+// What a response DATA frame earns the client: one control frame per 4 KiB of it, and two more for
+// the frame itself, since a client may acknowledge every DATA frame with a connection and a stream
+// WINDOW_UPDATE however small the frame is (a gRPC client reading many small stream messages
+// under load did, and was cut off by the cap). Neither lets a client send control frames faster
+// than the server sends it data: the flood the cap stops costs the server work per frame the
+// client sends for free.
 constexpr double kResponseBytesPerControlFrame = 4096;
+constexpr double kControlFramesPerDataFrame = 2;
 // Control frames a request earns: what a client sends about one call (a connection and a stream
 // WINDOW_UPDATE for its response, a BDP PING, a RST_STREAM to cancel it). A gRPC client making
 // unary calls back to back sends about two per call; with one it ran out after ~1,000 calls.
@@ -273,7 +277,8 @@ struct Callbacks {
     if (s->exchange->PullBody(c->GrowOut(length), length) != length) {
       return NGHTTP2_ERR_CALLBACK_FAILURE;
     }
-    c->control_frames_.Credit(static_cast<double>(length) / kResponseBytesPerControlFrame);
+    c->control_frames_.Credit(kControlFramesPerDataFrame +
+                              static_cast<double>(length) / kResponseBytesPerControlFrame);
     return 0;
   }
 

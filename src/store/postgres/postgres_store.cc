@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <string>
-#include <thread>
 
 #include "store/postgres/migrations.h"
 #include "store/postgres/publish.h"
@@ -32,9 +31,6 @@ Status CheckOptions(const PostgresOptions& o) {
   }
   if (o.max_barrier_wait_ms < 1) {
     return BadOption("publishing.max_barrier_wait_ms", "must be at least 1");
-  }
-  if (o.poll_interval_ms < 1) {
-    return BadOption("streams.poll_interval_ms", "must be at least 1");
   }
   return Status::Ok();
 }
@@ -71,8 +67,8 @@ PostgresStore::PostgresStore(PostgresOptions options)
 
 PostgresStore::~PostgresStore() = default;
 
-// implements: STORE.md 2.6 and 6 (startup: migrate on the primary under the lock, then wait for
-// the replica to replay the migrations)
+// implements: STORE.md 2.6 (startup: migrate on the primary under the lock, then note the position
+// the replica must replay)
 Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(PostgresOptions options,
                                                            Clock::time_point deadline) {
   XB_RETURN_IF_ERROR(CheckOptions(options));
@@ -98,56 +94,49 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(PostgresOptions optio
     }
   }
   if (store->replica_) {
-    XB_RETURN_IF_ERROR(store->WaitForReplica(deadline));
+    XB_RETURN_IF_ERROR(store->CaptureStartupPosition(deadline));
   }
   return store;
 }
 
-Status PostgresStore::WaitForReplica(Clock::time_point deadline) {
-  // The primary's WAL insert position after migrating, captured once.
-  std::string lsn;
-  {
-    auto lease = primary_.Acquire(deadline);
-    if (!lease.ok()) {
-      return ToStatus(lease.error());
+Status PostgresStore::CaptureStartupPosition(Clock::time_point deadline) {
+  auto lease = primary_.Acquire(deadline);
+  if (!lease.ok()) {
+    return ToStatus(lease.error());
+  }
+  auto r =
+      (*lease.value())
+          .Exec("database.url: WAL position", "SELECT pg_current_wal_insert_lsn()::text", deadline);
+  if (!r.ok()) {
+    return ToStatus(r.error());
+  }
+  startup_position_ = std::string(r.value().Bytes(0, 0));
+  return Status::Ok();
+}
+
+// implements: STORE.md 2.6 and 6 (start-up waits until the replica replayed the migrations)
+Result<bool> PostgresStore::ReadDatabaseCaughtUp(Clock::time_point deadline) {
+  if (!replica_) {
+    return true;
+  }
+  auto lease = replica_->Acquire(deadline);
+  if (!lease.ok()) {
+    if (ReplicaNotReadyYet(lease.error())) {
+      return false;
     }
-    auto r = (*lease.value())
-                 .Exec("database.url: WAL position", "SELECT pg_current_wal_insert_lsn()::text",
-                       deadline);
-    if (!r.ok()) {
-      return ToStatus(r.error());
-    }
-    lsn = std::string(r.value().Bytes(0, 0));
+    return ToStatus(lease.error());
   }
   constexpr const char* kReplayed =
       "SELECT NOT pg_is_in_recovery() OR coalesce(pg_last_wal_replay_lsn() >= $1::text::pg_lsn, "
       "false)";
-  auto interval = std::chrono::milliseconds(options_.poll_interval_ms);
-  while (true) {
-    auto next_poll = Clock::now() + interval;
-    auto lease = replica_->Acquire(deadline);
-    if (!lease.ok()) {
-      if (!ReplicaNotReadyYet(lease.error()) || next_poll >= deadline) {
-        return ToStatus(lease.error());
-      }
-    } else {
-      Params params;
-      params.Text(lsn);
-      auto r = (*lease.value())
-                   .Exec("database.replica_url: replay position", kReplayed, params, deadline);
-      if (!r.ok()) {
-        return ToStatus(r.error());
-      }
-      if (r.value().Bool(0, 0)) {
-        return Status::Ok();
-      }
-    }
-    if (next_poll >= deadline) {
-      return Status(StatusCode::kDeadlineExceeded,
-                    "database.replica_url: the replica did not replay the migrations in time");
-    }
-    std::this_thread::sleep_until(next_poll);  // streams.poll_interval_ms (STORE.md 2.6)
+  Params params;
+  params.Text(startup_position_);
+  auto r =
+      (*lease.value()).Exec("database.replica_url: replay position", kReplayed, params, deadline);
+  if (!r.ok()) {
+    return ToStatus(r.error());
   }
+  return r.value().Bool(0, 0);
 }
 
 StoreResult<CommitPublishResult> PostgresStore::CommitPublish(const CommitPublishRequest& request) {

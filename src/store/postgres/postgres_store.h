@@ -30,7 +30,6 @@ struct PostgresOptions {
   int statement_timeout_ms = 5000;         // database.max_statement_timeout_ms
   int max_publish_duration_ms = 10000;     // publishing.max_publish_duration_ms
   int max_barrier_wait_ms = 1000;          // publishing.max_barrier_wait_ms
-  int poll_interval_ms = 100;              // streams.poll_interval_ms (startup replica wait)
   size_t publish_transactions = 2;         // CombinerLimits::max_transactions (no config key)
   // Receives the release hook's warning (STORE.md 2.5); may be empty. Called on store threads.
   std::function<void(std::string_view)> warning_sink;
@@ -45,11 +44,12 @@ enum class Database : uint8_t { kPrimary, kReadDatabase };
 class PostgresStore final : public Store {
  public:
   // Connects to the primary, applies the embedded migrations under the advisory lock (0, 4)
-  // (STORE.md 2.6) and, with a replica, waits until the replica has replayed the primary's WAL
-  // insert position captured after migrating (or is not in recovery), polling every
-  // poll_interval_ms. Every wait ends by `deadline` (DEADLINE_EXCEEDED). Errors name the setting
-  // ("database.url", "database.replica_url", or the option key), never a URL or password; a
-  // changed migration is FAILED_PRECONDITION naming the version.
+  // (STORE.md 2.6) and, with a replica, captures the primary's WAL insert position after
+  // migrating: ReadDatabaseCaughtUp answers true once the replica has replayed it (or is not in
+  // recovery), and start-up waits for that (store/read_database_wait.h). Every wait ends by
+  // `deadline` (DEADLINE_EXCEEDED). Errors name the setting ("database.url",
+  // "database.replica_url", or the option key), never a URL or password; a changed migration is
+  // FAILED_PRECONDITION naming the version.
   static Result<std::unique_ptr<PostgresStore>> Open(PostgresOptions options,
                                                      Clock::time_point deadline);
   ~PostgresStore() override;
@@ -57,6 +57,7 @@ class PostgresStore final : public Store {
   // Store (store.h). Errors follow STORE.md 3.2; a pool without a free connection in time is
   // kPoolTimeout. Reads without a caller deadline are bounded by the statement timeout.
   StoreResult<int64_t> ClockNs() override;
+  Result<bool> ReadDatabaseCaughtUp(Clock::time_point deadline) override;
   StoreResult<std::vector<std::optional<EnvelopeMeta>>> FindDuplicates(
       const std::vector<std::pair<std::string, Hash>>& keys) override;
   StoreResult<std::vector<StoredEnvelope>> History(const std::string& topic) override;
@@ -116,7 +117,8 @@ class PostgresStore final : public Store {
  private:
   explicit PostgresStore(PostgresOptions options);
 
-  Status WaitForReplica(Clock::time_point deadline);
+  // The primary's WAL insert position after migrating, for ReadDatabaseCaughtUp.
+  Status CaptureStartupPosition(Clock::time_point deadline);
   // Wakes this instance's tailer when `result` stored rows.
   void NotifyCommitted(const StoreResult<CommitPublishResult>& result);
   ConnectionPool& ReadPool() { return replica_ ? *replica_ : primary_; }
@@ -134,6 +136,8 @@ class PostgresStore final : public Store {
   ConnectionPool primary_;
   std::unique_ptr<ConnectionPool> replica_;  // null without a replica
   PublishCombiner publisher_;                // group commit of publishes on primary_
+  // Set once by Open (with a replica): the primary's WAL insert position after migrating.
+  std::string startup_position_;
 
   std::mutex listener_mu_;
   std::function<void(int64_t)> listener_;  // guarded by listener_mu_

@@ -5,6 +5,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -21,6 +25,7 @@
 #include "store/postgres/pool.h"
 #include "store/postgres/postgres_store.h"
 #include "store/postgres/test_database.h"
+#include "store/read_database_wait.h"
 #include "store/store_conformance.h"
 #include "store/store_test_data.h"
 
@@ -340,11 +345,14 @@ TEST_F(PostgresStoreTest, OpenErrorsNameTheSettingNeverTheUrl) {
   EXPECT_EQ(store.status().message().find("not a url"), std::string::npos);
   EXPECT_EQ(store.status().message().rfind("database.url: ", 0), 0u);
 
+  // An unreachable replica fails start-up at its first check (store/read_database_wait.h).
   options = db_->Options(false);
   options.replica_url = "postgres://postgres:s3cret-pw@127.0.0.1:1/nowhere";
   store = PostgresStore::Open(options, Clock::now() + seconds(10));
-  ASSERT_FALSE(store.ok());
-  EXPECT_EQ(store.status().message(), "database.replica_url: cannot connect: connection refused");
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  Result<bool> replica = store.value()->ReadDatabaseCaughtUp(Clock::now() + seconds(10));
+  ASSERT_FALSE(replica.ok());
+  EXPECT_EQ(replica.status().message(), "database.replica_url: cannot connect: connection refused");
 
   options = db_->Options(false);
   options.max_connections = 0;
@@ -1393,7 +1401,22 @@ TEST_F(PostgresReplicaTest, StreamReadsUseTheReplica) {
   EXPECT_EQ(SqlInt(kTailers, db_name), 0);
 }
 
-TEST_F(PostgresReplicaTest, OpenWaitsForTheReplicaToReplayTheMigrations) {
+// Start-up's awaited wait for the read database (store/read_database_wait.h), run to completion.
+Status AwaitReadDatabase(Store& store, Clock::time_point deadline) {
+  boost::asio::io_context io{1};
+  boost::asio::steady_timer timer(io);
+  Status waited = Status(StatusCode::kUnknown, "not run");
+  boost::asio::co_spawn(
+      io,
+      [&]() -> boost::asio::awaitable<void> {
+        waited = co_await WaitForReadDatabase(store, timer, milliseconds(10), deadline);
+      },
+      boost::asio::detached);
+  io.run();
+  return waited;
+}
+
+TEST_F(PostgresReplicaTest, StartupWaitsForTheReplicaToReplayTheMigrations) {
   // verifies: STORE.md 2.6
   // verifies: STORE.md 6
   {
@@ -1402,11 +1425,16 @@ TEST_F(PostgresReplicaTest, OpenWaitsForTheReplicaToReplayTheMigrations) {
     ASSERT_TRUE(paused.ok()) << paused.ToString();
     std::atomic<bool> returned{false};
     Result<std::unique_ptr<PostgresStore>> opened = Status(StatusCode::kUnknown, "not run");
+    Status caught_up = Status(StatusCode::kUnknown, "not run");
     std::thread starter([&] {
-      opened = PostgresStore::Open(db_->Options(/*with_replica=*/true), Clock::now() + seconds(60));
+      const Clock::time_point deadline = Clock::now() + seconds(60);
+      opened = PostgresStore::Open(db_->Options(/*with_replica=*/true), deadline);
+      if (opened.ok()) {
+        caught_up = AwaitReadDatabase(*opened.value(), deadline);
+      }
       returned.store(true);
     });
-    // The primary is migrated, the replica cannot have replayed it: Open is still waiting.
+    // The primary is migrated, the replica cannot have replayed it: start-up is still waiting.
     // (Catalog rows are transactional: the table shows once the migration has committed.)
     ASSERT_TRUE(WaitFor([&] {
       return SqlInt("SELECT count(*) FROM pg_class WHERE relname = 'push_cursor'") == 1;
@@ -1415,7 +1443,8 @@ TEST_F(PostgresReplicaTest, OpenWaitsForTheReplicaToReplayTheMigrations) {
     pause.Resume();
     starter.join();
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    // Open returned only once the replica had replayed the migrations.
+    ASSERT_TRUE(caught_up.ok()) << caught_up.ToString();
+    // The wait ended only once the replica had replayed the migrations.
     EXPECT_EQ(SqlInt("SELECT count(*) FROM schema_migrations", replica_.get()), 1);
   }
   {
@@ -1427,16 +1456,46 @@ TEST_F(PostgresReplicaTest, OpenWaitsForTheReplicaToReplayTheMigrations) {
     ASSERT_TRUE(paused.ok()) << paused.ToString();
     ASSERT_TRUE((store->CommitPublish(Request({Item(GroupTopic(1), "wal")}))).ok());
     auto start = Clock::now();
-    auto lagging =
-        PostgresStore::Open(db_->Options(/*with_replica=*/true), Clock::now() + seconds(2));
-    ASSERT_FALSE(lagging.ok());
-    EXPECT_EQ(lagging.status().code(), StatusCode::kDeadlineExceeded);
-    // The deadline may fire in the poll loop or inside a poll's statement: either way the error
+    const Clock::time_point deadline = Clock::now() + seconds(2);
+    auto lagging = PostgresStore::Open(db_->Options(/*with_replica=*/true), deadline);
+    ASSERT_TRUE(lagging.ok()) << lagging.status().ToString();
+    Status waited = AwaitReadDatabase(*lagging.value(), deadline);
+    ASSERT_FALSE(waited.ok());
+    EXPECT_EQ(waited.code(), StatusCode::kDeadlineExceeded);
+    // The deadline may fire between polls or inside a poll's statement: either way the error
     // names the setting.
-    EXPECT_TRUE(lagging.status().message().starts_with("database.replica_url"))
-        << lagging.status().message();
+    EXPECT_TRUE(waited.message().starts_with("database.replica_url")) << waited.message();
     EXPECT_LT(Clock::now() - start, seconds(5));
   }
+}
+
+TEST_F(PostgresReplicaTest, StartupWaitEndsCancelledWhenItsTimerIsCancelled) {
+  ReplayPause pause(*cluster_, *replica_);
+  Status paused = pause.Pause();
+  ASSERT_TRUE(paused.ok()) << paused.ToString();
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE((store->CommitPublish(Request({Item(GroupTopic(2), "wal")}))).ok());
+  const Clock::time_point deadline = Clock::now() + seconds(60);
+  auto lagging = PostgresStore::Open(db_->Options(/*with_replica=*/true), deadline);
+  ASSERT_TRUE(lagging.ok()) << lagging.status().ToString();
+  boost::asio::io_context io{1};
+  boost::asio::steady_timer timer(io);
+  Status waited = Status(StatusCode::kUnknown, "not run");
+  boost::asio::co_spawn(
+      io,
+      [&]() -> boost::asio::awaitable<void> {
+        waited = co_await WaitForReadDatabase(*lagging.value(), timer, seconds(30), deadline);
+      },
+      boost::asio::detached);
+  // A termination signal during start-up cancels the timer between two checks.
+  boost::asio::steady_timer signal(io);
+  signal.expires_after(milliseconds(200));
+  signal.async_wait([&](boost::system::error_code) { timer.cancel(); });
+  const auto start = Clock::now();
+  io.run();
+  EXPECT_EQ(waited.code(), StatusCode::kCancelled) << waited.ToString();
+  EXPECT_LT(Clock::now() - start, seconds(10));
 }
 
 }  // namespace

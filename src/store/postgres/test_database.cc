@@ -118,7 +118,6 @@ PostgresOptions TestDatabase::Options(bool with_replica) const {
   options.statement_timeout_ms = 5000;
   options.max_publish_duration_ms = 10000;
   options.max_barrier_wait_ms = 1000;
-  options.poll_interval_ms = 10;
   return options;
 }
 
