@@ -130,13 +130,18 @@ int SelectAlpn(SSL*, const unsigned char** out, unsigned char* outlen, const uns
 }  // namespace
 
 std::shared_ptr<asio::ssl::context> ServerTls(const TestPki& pki, std::string alpn) {
-  auto context = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
-  context->use_certificate_chain(asio::buffer(pki.leaf_pem));
-  context->use_private_key(asio::buffer(pki.key_pem), asio::ssl::context::pem);
-  // The protocol name lives as long as the context (a leaked string per test context).
-  auto* name = new std::string(std::move(alpn));
-  SSL_CTX_set_alpn_select_cb(context->native_handle(), &SelectAlpn, name);
-  return context;
+  // The ALPN callback's protocol name lives in the same allocation as the context: the returned
+  // pointer aliases the pair, so the name is freed with the context (LeakSanitizer runs the tests).
+  struct ContextWithAlpn {
+    asio::ssl::context context{asio::ssl::context::tls_server};
+    std::string alpn;
+  };
+  auto both = std::make_shared<ContextWithAlpn>();
+  both->alpn = std::move(alpn);
+  both->context.use_certificate_chain(asio::buffer(pki.leaf_pem));
+  both->context.use_private_key(asio::buffer(pki.key_pem), asio::ssl::context::pem);
+  SSL_CTX_set_alpn_select_cb(both->context.native_handle(), &SelectAlpn, &both->alpn);
+  return std::shared_ptr<asio::ssl::context>(both, &both->context);
 }
 
 namespace {
@@ -195,9 +200,16 @@ struct H2Server {
     std::string body;
     size_t sent = 0;
   };
+  // Owned: freed in the destructor, also when the serving coroutine's frame is destroyed while
+  // suspended (the test's io_context goes away with a kept connection still open).
   nghttp2_session* session = nullptr;
   std::map<int32_t, Stream> streams;
   bool cut = false;  // close the connection after the next write
+
+  H2Server() = default;
+  H2Server(const H2Server&) = delete;
+  H2Server& operator=(const H2Server&) = delete;
+  ~H2Server() { nghttp2_session_del(session); }
 
   static ssize_t Read(nghttp2_session*, int32_t, uint8_t* buf, size_t length, uint32_t* flags,
                       nghttp2_data_source* source, void*) {
@@ -312,7 +324,6 @@ asio::awaitable<void> ServeHttp2(Stream& stream) {
       break;
     }
   }
-  nghttp2_session_del(server.session);
 }
 
 asio::awaitable<void> Serve(tcp::socket socket, LoopbackServer::Protocol protocol,
