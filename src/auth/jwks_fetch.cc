@@ -49,15 +49,8 @@ Result<JwksSource> ParseJwksSource(std::string_view text) {
   source.host = url->host;
   source.host_is_ip = url->host_kind != Url::HostKind::kRegName;
   source.port = url->port ? std::to_string(*url->port) : (source.tls ? "443" : "80");
-  const std::string bracketed =
-      url->host_kind == Url::HostKind::kIpv6 ? "[" + url->host + "]" : url->host;
-  source.host_header = url->port ? bracketed + ":" + std::to_string(*url->port) : bracketed;
-  // The target is the text after the authority, up to a fragment.
-  const size_t authority = text.find("://") + 3;
-  size_t start = text.find_first_of("/?#", authority);
-  std::string_view rest = start == std::string_view::npos ? "" : text.substr(start);
-  rest = rest.substr(0, rest.find('#'));
-  source.target = rest.empty() || rest.front() != '/' ? "/" + std::string(rest) : std::string(rest);
+  source.host_header = HostHeader(*url);
+  source.target = RequestTarget(text);
   return source;
 }
 

@@ -225,4 +225,17 @@ bool IsLoopbackHost(const Url& url) {
   return false;
 }
 
+std::string HostHeader(const Url& url) {
+  const std::string host = url.host_kind == Url::HostKind::kIpv6 ? "[" + url.host + "]" : url.host;
+  return url.port ? host + ":" + std::to_string(*url.port) : host;
+}
+
+std::string RequestTarget(std::string_view text) {
+  const size_t authority = text.find("://") + 3;
+  const size_t start = text.find_first_of("/?#", authority);
+  std::string_view rest = start == std::string_view::npos ? "" : text.substr(start);
+  rest = rest.substr(0, rest.find('#'));
+  return rest.empty() || rest.front() != '/' ? "/" + std::string(rest) : std::string(rest);
+}
+
 }  // namespace xb

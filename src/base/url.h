@@ -42,4 +42,12 @@ bool IsLoopbackHost(const Url& url);
 // ASCII case-insensitive equality.
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
+// host[:port] as a Host header or :authority carries it: an IPv6 literal in brackets, the port only
+// when the URL writes one.
+std::string HostHeader(const Url& url);
+
+// The request target of `text`, a URL ParseUrl accepted: its path and query, "/" at least, without
+// the fragment.
+std::string RequestTarget(std::string_view text);
+
 }  // namespace xb

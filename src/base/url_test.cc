@@ -70,5 +70,18 @@ TEST(Url, LoopbackHosts) {
   }
 }
 
+TEST(Url, HostHeaderAndRequestTarget) {
+  auto plain = ParseUrl("https://issuer.example/.well-known/jwks.json?x=1#frag");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(HostHeader(*plain), "issuer.example");
+  EXPECT_EQ(RequestTarget("https://issuer.example/.well-known/jwks.json?x=1#frag"),
+            "/.well-known/jwks.json?x=1");
+  auto v6 = ParseUrl("http://[::1]:8080");
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ(HostHeader(*v6), "[::1]:8080");
+  EXPECT_EQ(RequestTarget("http://[::1]:8080"), "/");
+  EXPECT_EQ(RequestTarget("http://h?q=1"), "/?q=1");
+  EXPECT_EQ(RequestTarget("http://h#only-fragment"), "/");
+}
 }  // namespace
 }  // namespace xb

@@ -104,15 +104,8 @@ Expected<HttpClient::Origin, HttpError> ParseTarget(std::string_view text) {
   origin.tls = EqualsIgnoreCase(url->scheme, "https");
   origin.host = url->host;
   origin.port = url->port.value_or(origin.tls ? 443 : 80);
-  const std::string host =
-      url->host_kind == Url::HostKind::kIpv6 ? "[" + url->host + "]" : url->host;
-  origin.authority = url->port ? host + ":" + std::to_string(*url->port) : host;
-  // The target is the text after the authority, up to a fragment.
-  const size_t authority = text.find("://") + 3;
-  const size_t start = text.find_first_of("/?#", authority);
-  std::string_view rest = start == std::string_view::npos ? "" : text.substr(start);
-  rest = rest.substr(0, rest.find('#'));
-  origin.path = rest.empty() || rest.front() != '/' ? "/" + std::string(rest) : std::string(rest);
+  origin.authority = HostHeader(*url);
+  origin.path = RequestTarget(text);
   return origin;
 }
 

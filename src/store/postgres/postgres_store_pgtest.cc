@@ -1402,16 +1402,22 @@ TEST_F(PostgresReplicaTest, StreamReadsUseTheReplica) {
 }
 
 // Start-up's awaited wait for the read database (store/read_database_wait.h), run to completion.
-Status AwaitReadDatabase(Store& store, Clock::time_point deadline) {
+// `during` (optional) runs on the same io_context with the wait's timer, as a signal handler would.
+Status AwaitReadDatabase(
+    Store& store, Clock::time_point deadline, milliseconds poll_interval = milliseconds(10),
+    const std::function<void(boost::asio::io_context&, boost::asio::steady_timer&)>& during = {}) {
   boost::asio::io_context io{1};
   boost::asio::steady_timer timer(io);
   Status waited = Status(StatusCode::kUnknown, "not run");
   boost::asio::co_spawn(
       io,
       [&]() -> boost::asio::awaitable<void> {
-        waited = co_await WaitForReadDatabase(store, timer, milliseconds(10), deadline);
+        waited = co_await WaitForReadDatabase(store, timer, poll_interval, deadline);
       },
       boost::asio::detached);
+  if (during) {
+    during(io, timer);
+  }
   io.run();
   return waited;
 }
@@ -1479,21 +1485,15 @@ TEST_F(PostgresReplicaTest, StartupWaitEndsCancelledWhenItsTimerIsCancelled) {
   const Clock::time_point deadline = Clock::now() + seconds(60);
   auto lagging = PostgresStore::Open(db_->Options(/*with_replica=*/true), deadline);
   ASSERT_TRUE(lagging.ok()) << lagging.status().ToString();
-  boost::asio::io_context io{1};
-  boost::asio::steady_timer timer(io);
-  Status waited = Status(StatusCode::kUnknown, "not run");
-  boost::asio::co_spawn(
-      io,
-      [&]() -> boost::asio::awaitable<void> {
-        waited = co_await WaitForReadDatabase(*lagging.value(), timer, seconds(30), deadline);
-      },
-      boost::asio::detached);
-  // A termination signal during start-up cancels the timer between two checks.
-  boost::asio::steady_timer signal(io);
-  signal.expires_after(milliseconds(200));
-  signal.async_wait([&](boost::system::error_code) { timer.cancel(); });
+  // A termination signal during start-up cancels the timer between two checks (a 30 s poll).
+  std::optional<boost::asio::steady_timer> signal;
   const auto start = Clock::now();
-  io.run();
+  Status waited = AwaitReadDatabase(
+      *lagging.value(), deadline, seconds(30),
+      [&](boost::asio::io_context& io, boost::asio::steady_timer& timer) {
+        signal.emplace(io, std::chrono::milliseconds(200));
+        signal->async_wait([&timer](boost::system::error_code) { timer.cancel(); });
+      });
   EXPECT_EQ(waited.code(), StatusCode::kCancelled) << waited.ToString();
   EXPECT_LT(Clock::now() - start, seconds(10));
 }
