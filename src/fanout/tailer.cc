@@ -49,12 +49,6 @@ void Tailer::Start() {
   boundary_thread_ = std::thread([this] { RunBoundaryWorker(); });
 }
 
-bool Tailer::WaitReady() {
-  std::unique_lock lock(mu_);
-  ready_cv_.wait(lock, [&] { return ready_once_ || stopping_; });
-  return ready_once_;
-}
-
 bool Tailer::WaitReadyFor(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
   ready_cv_.wait_for(lock, timeout, [&] { return ready_once_ || stopping_; });

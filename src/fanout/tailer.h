@@ -43,9 +43,9 @@ class Tailer {
 
   // Starts the threads; the first generation begins at once.
   void Start();
-  // Blocks until the first generation completed (streams admitted) or Stop().
-  bool WaitReady();
-  // The same, for at most `timeout`: false when not ready yet.
+  // Blocks until the first generation completed (streams admitted) or Stop(), for at most
+  // `timeout`: false when not ready yet. The server is told by TailerOptions::on_first_ready
+  // instead (fanout::Streams); this is for tests.
   bool WaitReadyFor(std::chrono::milliseconds timeout);
   // Ends the threads (shutdown). Streams are ended by the caller (Registry::Shutdown).
   void Stop();
@@ -91,7 +91,7 @@ class Tailer {
   // gap sleep (which ignore commits) on each of them, two context switches per commit for nothing.
   std::condition_variable tailer_cv_;    // the tailer's sleeps: a commit, a boundary failure, Stop
   std::condition_variable boundary_cv_;  // the boundary worker: a request, Stop
-  std::condition_variable ready_cv_;     // WaitReady callers: the first generation, Stop
+  std::condition_variable ready_cv_;     // WaitReadyFor callers: the first generation, Stop
   bool stopping_ = false;                // guarded by mu_
   bool committed_ = false;               // guarded by mu_: a commit since the last poll started
   bool waiting_for_commit_ = false;  // guarded by mu_: the tailer sleeps until a commit wakes it
