@@ -1402,12 +1402,13 @@ TEST_F(PostgresReplicaTest, StreamReadsUseTheReplica) {
 }
 
 // Start-up's awaited wait for the read database (store/read_database_wait.h), run to completion.
-// `during` (optional) runs on the same io_context with the wait's timer, as a signal handler would.
-Status AwaitReadDatabase(
-    Store& store, Clock::time_point deadline, milliseconds poll_interval = milliseconds(10),
-    const std::function<void(boost::asio::io_context&, boost::asio::steady_timer&)>& during = {}) {
+// With `cancel_after`, the wait's timer is cancelled then, as a termination signal would.
+Status AwaitReadDatabase(Store& store, Clock::time_point deadline,
+                         milliseconds poll_interval = milliseconds(10),
+                         std::optional<milliseconds> cancel_after = std::nullopt) {
   boost::asio::io_context io{1};
   boost::asio::steady_timer timer(io);
+  boost::asio::steady_timer signal(io);  // destroyed before io
   Status waited = Status(StatusCode::kUnknown, "not run");
   boost::asio::co_spawn(
       io,
@@ -1415,8 +1416,9 @@ Status AwaitReadDatabase(
         waited = co_await WaitForReadDatabase(store, timer, poll_interval, deadline);
       },
       boost::asio::detached);
-  if (during) {
-    during(io, timer);
+  if (cancel_after) {
+    signal.expires_after(*cancel_after);
+    signal.async_wait([&timer](boost::system::error_code) { timer.cancel(); });
   }
   io.run();
   return waited;
@@ -1486,14 +1488,8 @@ TEST_F(PostgresReplicaTest, StartupWaitEndsCancelledWhenItsTimerIsCancelled) {
   auto lagging = PostgresStore::Open(db_->Options(/*with_replica=*/true), deadline);
   ASSERT_TRUE(lagging.ok()) << lagging.status().ToString();
   // A termination signal during start-up cancels the timer between two checks (a 30 s poll).
-  std::optional<boost::asio::steady_timer> signal;
   const auto start = Clock::now();
-  Status waited = AwaitReadDatabase(
-      *lagging.value(), deadline, seconds(30),
-      [&](boost::asio::io_context& io, boost::asio::steady_timer& timer) {
-        signal.emplace(io, std::chrono::milliseconds(200));
-        signal->async_wait([&timer](boost::system::error_code) { timer.cancel(); });
-      });
+  Status waited = AwaitReadDatabase(*lagging.value(), deadline, seconds(30), milliseconds(200));
   EXPECT_EQ(waited.code(), StatusCode::kCancelled) << waited.ToString();
   EXPECT_LT(Clock::now() - start, seconds(10));
 }
