@@ -252,9 +252,14 @@ struct BoundaryAdvance {
   int64_t boundary = 0;       // the stored closed allocation boundary after the attempt
 };
 
+class PushStore;  // store/push.h
+
 class Store {
  public:
   virtual ~Store() = default;
+
+  // The push side (store/push.h), owned by the store; nullptr where an engine has none.
+  virtual PushStore* push() { return nullptr; }
 
   // The primary store's clock in ns since the Unix epoch (OPS-020).
   virtual StoreResult<int64_t> ClockNs() = 0;

@@ -50,6 +50,7 @@ class OwningStore final : public Store {
   }
 
   StoreResult<int64_t> ClockNs() override { return store_->ClockNs(); }
+  PushStore* push() override { return store_->push(); }
   StoreResult<std::vector<std::optional<EnvelopeMeta>>> FindDuplicates(
       const std::vector<std::pair<std::string, Hash>>& keys) override {
     return store_->FindDuplicates(keys);
