@@ -4,6 +4,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <functional>
+#include <optional>
 
 #include "api/cpu_pool.h"
 #include "config/config.h"
@@ -33,6 +34,8 @@ struct ApiContext {
   // streams.* settings the wire protocol uses (keepalive, pong wait).
   fanout::Streams* streams = nullptr;
   config::StreamsConfig stream_settings;
+  // [push] (PUSH.md 12); nullopt: no push table, every Register FAILED_PRECONDITION (PUSH-210).
+  std::optional<config::PushConfig> push;
   // Logs the cause of store errors that fail requests (api/store_status.h); nullptr: counted only.
   StoreFailureLog* store_failures = nullptr;
   // Spans of the span catalogue below the request span (publish stages, stream.*); nullptr: none.

@@ -109,10 +109,31 @@ Expected<HttpClient::Origin, HttpError> ParseTarget(std::string_view text) {
   return origin;
 }
 
-// Resolves `origin` within `deadline` (a timer cancels the resolver) and applies the hook.
+// The resolve hook's verdict on `addresses` (all of them when there is no hook).
+Expected<ResolvedAddresses, HttpError> ApplyResolveHook(const ResolveHook& hook,
+                                                        std::string_view host,
+                                                        ResolvedAddresses addresses) {
+  if (!hook) {
+    return addresses;
+  }
+  auto chosen = hook(host, std::move(addresses));
+  if (!chosen.ok()) {
+    return HttpError{HttpErrorKind::kVetoed, std::move(chosen).error()};
+  }
+  if (chosen->empty()) {
+    return HttpError{HttpErrorKind::kVetoed, "no address was left to connect to"};
+  }
+  return std::move(chosen).value();
+}
+
+// Resolves `origin` within `deadline` (a timer cancels the resolver), or takes its fixed address
+// from options.static_hosts, and applies the hook.
 asio::awaitable<Expected<ResolvedAddresses, HttpError>> Resolve(const HttpClient::Origin& origin,
-                                                                const ResolveHook& hook,
+                                                                const HttpClientOptions& options,
                                                                 Clock::time_point deadline) {
+  if (auto fixed = options.static_hosts.find(origin.host); fixed != options.static_hosts.end()) {
+    co_return ApplyResolveHook(options.resolve_hook, origin.host, {fixed->second});
+  }
   auto executor = co_await asio::this_coro::executor;
   auto resolver = std::make_shared<tcp::resolver>(executor);
   asio::steady_timer guard(executor);
@@ -135,17 +156,7 @@ asio::awaitable<Expected<ResolvedAddresses, HttpError>> Resolve(const HttpClient
   for (const auto& entry : results) {
     addresses.push_back(entry.endpoint());
   }
-  if (!hook) {
-    co_return addresses;
-  }
-  auto chosen = hook(origin.host, std::move(addresses));
-  if (!chosen.ok()) {
-    co_return HttpError{HttpErrorKind::kVetoed, std::move(chosen).error()};
-  }
-  if (chosen->empty()) {
-    co_return HttpError{HttpErrorKind::kVetoed, "no address was left to connect to"};
-  }
-  co_return std::move(chosen).value();
+  co_return ApplyResolveHook(options.resolve_hook, origin.host, std::move(addresses));
 }
 
 HttpError FromIoError(boost::system::error_code ec, HttpErrorKind otherwise,
@@ -191,7 +202,7 @@ asio::awaitable<Expected<Connected, HttpError>> Connect(const HttpClient::Origin
                                                         const HttpClientOptions& options,
                                                         asio::ssl::context& tls,
                                                         Clock::time_point deadline) {
-  XB_TRY_CO(ResolvedAddresses addresses, co_await Resolve(origin, options.resolve_hook, deadline));
+  XB_TRY_CO(ResolvedAddresses addresses, co_await Resolve(origin, options, deadline));
   auto executor = co_await asio::this_coro::executor;
   beast::tcp_stream tcp_stream(executor);
   tcp_stream.expires_at(deadline);

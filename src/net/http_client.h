@@ -103,7 +103,11 @@ struct HttpClientOptions {
   // not per client); ca_file is then unused. Its ALPN list decides HTTP/2.
   std::shared_ptr<boost::asio::ssl::context> tls_context{};
   ResolveHook resolve_hook{};  // empty: every resolved address is used
-  bool offer_http2 = true;     // ALPN offers "h2" before "http/1.1"
+  // Hosts answered from this table instead of DNS (like curl's --resolve), before resolve_hook:
+  // the URL, the Host header, SNI and the certificate name check stay the host's. The shipped
+  // binary sets none; its test build points fixed provider hosts at loopback fakes.
+  std::map<std::string, boost::asio::ip::tcp::endpoint, std::less<>> static_hosts{};
+  bool offer_http2 = true;  // ALPN offers "h2" before "http/1.1"
   size_t max_header_bytes = 16384;
   size_t max_idle_per_origin = 4;         // kept HTTP/1.1 connections per origin
   std::chrono::seconds idle_timeout{30};  // a kept connection idle longer is closed, not reused

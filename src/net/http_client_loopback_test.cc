@@ -223,6 +223,27 @@ TEST_F(HttpClientLoopbackTest, PinnedAddressIsUsedAndTheNameStillChecked) {
   EXPECT_EQ(named->body, "hello");
 }
 
+TEST_F(HttpClientLoopbackTest, StaticHostIsNotLookedUpAndItsNameIsStillChecked) {
+  auto server = Server(Protocol::kHttp2);
+  const asio::ip::tcp::endpoint fixed(asio::ip::make_address("127.0.0.1"), server->port());
+  std::vector<std::string> hooked;
+  auto client = Client({.resolve_hook = [&](std::string_view host, ResolvedAddresses addresses)
+                            -> Expected<ResolvedAddresses, std::string> {
+                          hooked.emplace_back(host);
+                          return addresses;
+                        },
+                        .static_hosts = {{"localhost", fixed}, {"no-such-host.invalid", fixed}}});
+  // Port 443 in the URL: the table's address (and port) is used, the hook still sees it.
+  Reply named = SendOne(*client, Get("https://localhost/hello"));
+  ASSERT_TRUE(named.ok()) << named.error().message;
+  EXPECT_EQ(named->body, "hello");
+  // A name that does not resolve is served from the table, and the certificate must name it.
+  Reply unnamed = SendOne(*client, Get("https://no-such-host.invalid/hello"));
+  ASSERT_FALSE(unnamed.ok());
+  EXPECT_EQ(unnamed.error().kind, HttpErrorKind::kTls);
+  EXPECT_EQ(hooked, (std::vector<std::string>{"localhost", "no-such-host.invalid"}));
+}
+
 TEST_F(HttpClientLoopbackTest, UntrustedCertificateFailsTls) {
   auto server = Server(Protocol::kHttp2);
   auto client = HttpClient::Create(io_.get_executor(), {});  // system roots only

@@ -384,6 +384,7 @@ void Server::StartBackgroundTasks() {
       .max_publish_duration_ms = config_.publishing.max_publish_duration_ms,
       .streams = streams_.get(),
       .stream_settings = config_.streams,
+      .push = config_.push,
       .store_failures = store_failures_.get(),
       .tracer = tracer_.get(),
       .before_identity_commit = options_.before_identity_commit,
@@ -397,6 +398,7 @@ void Server::BuildRouter() {
   api::AddPublishService(router_, api_context_);
   api::AddIdentityService(router_, api_context_);
   api::AddStreamService(router_, api_context_);
+  api::AddNotificationService(router_, api_context_);
   if (options_.extra_handlers) {
     options_.extra_handlers(router_);
   }
