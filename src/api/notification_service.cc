@@ -13,6 +13,7 @@
 #include "rpc/unary.h"
 #include "store/push.h"
 #include "validate/wire_fields.h"
+#include "xmtp/backend/v1/backend.pb.h"
 
 namespace xb::api {
 
@@ -30,7 +31,9 @@ Status NotRegistered() { return NotFound("recipient is not registered"); }
 Status SecretNotValid() {
   return Status(StatusCode::kPermissionDenied, "recipient secret is not valid");
 }
-Status TopicLimit() { return Status(StatusCode::kResourceExhausted, "recipient topic limit reached"); }
+Status TopicLimit() {
+  return Status(StatusCode::kResourceExhausted, "recipient topic limit reached");
+}
 
 store::Hash SecretHash(const std::string& secret) {
   const crypto::Sha256Digest digest = crypto::Sha256(secret);
@@ -292,13 +295,13 @@ void AddNotificationService(rpc::Router& router, const ApiContext& context) {
                    return Unregister(context, request, call);
                  },
                  context.limits.max_response_bytes));
-  router.Add("/xmtp.backend.v1.NotificationService/UpdateSubscriptions", rpc::CallKind::kUnary,
-             rpc::Unary<v1::UpdateSubscriptionsRequest, v1::RecipientState>(
-                 [&context](const v1::UpdateSubscriptionsRequest& request, rpc::Call& call) {
-                   return UpdateSubscriptions(context, request, call);
-                 },
-                 context.limits.max_response_bytes,
-                 SubscriptionBounds(context.limits.max_push_topics)));
+  router.Add(
+      "/xmtp.backend.v1.NotificationService/UpdateSubscriptions", rpc::CallKind::kUnary,
+      rpc::Unary<v1::UpdateSubscriptionsRequest, v1::RecipientState>(
+          [&context](const v1::UpdateSubscriptionsRequest& request, rpc::Call& call) {
+            return UpdateSubscriptions(context, request, call);
+          },
+          context.limits.max_response_bytes, SubscriptionBounds(context.limits.max_push_topics)));
 }
 
 }  // namespace xb::api

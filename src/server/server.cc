@@ -7,6 +7,7 @@
 
 #include "api/envelope_codec.h"
 #include "api/identity_service.h"
+#include "api/notification_service.h"
 #include "api/publish_service.h"
 #include "api/query_service.h"
 #include "api/stream_service.h"
