@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
 #ifdef XB_TEST_HOOKS
   options.extra_handlers = xb::server::AddTestHooks;
   options.before_identity_commit = xb::server::IdentityCommitGate;
+  options.provider_hosts = xb::server::ProviderPinsFromEnvironment();
 #endif
   return xb::server::Run(*config, std::move(options));
 }

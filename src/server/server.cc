@@ -316,6 +316,13 @@ asio::awaitable<Server::StepOutcome> Server::OpenDatabase() {
     Fail(fits.message());
     co_return StepOutcome::kFailed;
   }
+  // PUSH.md 12: store clock now + push.recipient_ttl_seconds fits int64 ns.
+  if (config_.push) {
+    if (Status fits = config::CheckPushTtlFitsClock(*config_.push, clock.value()); !fits.ok()) {
+      Fail(fits.message());
+      co_return StepOutcome::kFailed;
+    }
+  }
   co_return StepOutcome::kDone;
 }
 

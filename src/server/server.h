@@ -11,10 +11,12 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -54,6 +56,10 @@ struct RunOptions {
   std::function<void(rpc::Router&)> extra_handlers;
   // Test builds only: awaited by Publish between identity validation and commit (API-232 tests).
   std::function<boost::asio::awaitable<void>()> before_identity_commit;
+  // Test builds only: the fixed provider hosts (APNs, FCM, its OAuth endpoint) answered from this
+  // table instead of DNS (net::HttpClientOptions::static_hosts), so that the push tests reach
+  // loopback fakes; the URLs and certificate names stay the spec's.
+  std::map<std::string, boost::asio::ip::tcp::endpoint, std::less<>> provider_hosts;
 };
 
 // Runs the backend until it has drained after SIGTERM/SIGINT. Returns the process exit code;

@@ -6,6 +6,8 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -108,6 +110,36 @@ void AddTestHooks(rpc::Router& router) {
     }
     return true;
   });
+}
+
+std::map<std::string, asio::ip::tcp::endpoint, std::less<>> ProviderPinsFromEnvironment() {
+  std::map<std::string, asio::ip::tcp::endpoint, std::less<>> pins;
+  const char* env = std::getenv("XB_TEST_PROVIDER_PINS");
+  std::string_view rest = env != nullptr ? env : "";
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string_view entry = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    const size_t equals = entry.find('=');
+    const size_t colon = entry.rfind(':');
+    boost::system::error_code ec;
+    asio::ip::address address;
+    uint16_t port = 0;
+    if (equals != std::string_view::npos && colon != std::string_view::npos && colon > equals) {
+      address =
+          asio::ip::make_address(std::string(entry.substr(equals + 1, colon - equals - 1)), ec);
+      const std::string_view digits = entry.substr(colon + 1);
+      if (std::from_chars(digits.data(), digits.data() + digits.size(), port).ec != std::errc()) {
+        port = 0;
+      }
+    }
+    if (equals == std::string_view::npos || colon == std::string_view::npos || ec || port == 0) {
+      std::fputs("XB_TEST_PROVIDER_PINS: an entry is not host=address:port; skipped\n", stderr);
+      continue;
+    }
+    pins.emplace(std::string(entry.substr(0, equals)), asio::ip::tcp::endpoint(address, port));
+  }
+  return pins;
 }
 
 }  // namespace xb::server

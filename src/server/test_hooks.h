@@ -4,6 +4,10 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <functional>
+#include <map>
+#include <string>
 
 #include "rpc/router.h"
 
@@ -18,6 +22,11 @@ namespace xb::server {
 // are parked, NOT_SERVING before. /ReleaseIdentityCommits disarms and releases them all. A parked
 // publish gives up waiting after 30 s.
 void AddTestHooks(rpc::Router& router);
+
+// XB_TEST_PROVIDER_PINS: comma-separated `host=127.0.0.1:port` entries (push tests: APNs, FCM and
+// OAuth hosts served by loopback fakes). Empty when unset; an unusable entry is skipped with a
+// line on stderr.
+std::map<std::string, boost::asio::ip::tcp::endpoint, std::less<>> ProviderPinsFromEnvironment();
 
 // The gate itself, awaited by Publish (RunOptions::before_identity_commit). Suspends.
 boost::asio::awaitable<void> IdentityCommitGate();
