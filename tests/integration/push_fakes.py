@@ -858,17 +858,24 @@ class WebhookReceiver(RecordingFake):
     `script(path, Answer...)` queues answers (default 200); a 3xx answer carries a Location to
     another path of this receiver (`redirect(path)`), so a followed redirect shows up here."""
 
-    def __init__(self, ca, lifetime=DEFAULT_LIFETIME):
+    def __init__(self, ca, dns_names=(), lifetime=DEFAULT_LIFETIME):
         super().__init__()
         self.keys = {}
         self.ids = set()
         self.answers = AnswerScript()
-        self.server = TlsHttpServer(ca, self.handle, ips=("127.0.0.1",), lifetime=lifetime)
+        self.server = TlsHttpServer(ca, self.handle, dns_names=dns_names, ips=("127.0.0.1",),
+                                    lifetime=lifetime)
 
-    def url(self, path, key):
-        """Registers `path` ("/hook-1") with its signing key; returns the URL to register."""
+    def url(self, path, key, host="127.0.0.1"):
+        """Registers `path` ("/hook-1") with its signing key; returns the URL to register (at
+        `host`, one of the certificate's names)."""
         self.keys[path] = key
-        return "https://127.0.0.1:%d%s" % (self.port, path)
+        return "https://%s:%d%s" % (host, self.port, path)
+
+    def connections(self):
+        """TCP connections accepted so far (a refused destination must not even connect)."""
+        with self.server.lock:
+            return self.server.connections
 
     def script(self, path, *answers):
         self.answers.add(path, *answers)
