@@ -534,7 +534,8 @@ class ApnsKey:
 class ApnsFake(RecordingFake):
     """APNs over HTTP/2 for both Apple hosts. `script(token, (status, reason), ...)` queues the
     answers for a device token (default 200). A provider token that was answered
-    ExpiredProviderToken stays expired: a resend with the same JWT gets the same answer."""
+    ExpiredProviderToken stays expired for that device token (only, so that concurrent requests
+    of other tokens keep their scripts): a resend with the same JWT gets the same answer."""
 
     def __init__(self, ca, key, key_id="KEYID12345", team_id="TEAMID1234", bundle_id="org.xb.app",
                  environment="sandbox", lifetime=DEFAULT_LIFETIME):
@@ -542,7 +543,7 @@ class ApnsFake(RecordingFake):
         self.key, self.key_id, self.team_id, self.bundle_id = key, key_id, team_id, bundle_id
         self.host = APNS_HOSTS[0] if environment == "sandbox" else APNS_HOSTS[1]
         self.answers = AnswerScript()
-        self.expired_jwts = set()
+        self.expired_jwts = set()  # (device token, JWT)
         self.server = TlsHttpServer(ca, self.handle, dns_names=APNS_HOSTS, alpn=("h2",),
                                     lifetime=lifetime)
 
@@ -579,14 +580,14 @@ class ApnsFake(RecordingFake):
         self.record(request)
         if jwt is None:
             return Answer(403, {"reason": "InvalidProviderToken"})
-        if jwt in self.expired_jwts:
+        if (token, jwt) in self.expired_jwts:
             return Answer(403, {"reason": "ExpiredProviderToken"})
         if p:
             return Answer(400, {"reason": "BadRequestFromFake"})
         scripted = self.answers.next(token) or (200, None)
         status, reason = scripted
         if reason == "ExpiredProviderToken":
-            self.expired_jwts.add(jwt)
+            self.expired_jwts.add((token, jwt))
         body = b"" if reason is None else json.dumps({"reason": reason}).encode()
         return Answer(status, body, delay=self.answers.delay(token))
 
@@ -594,10 +595,10 @@ class ApnsFake(RecordingFake):
         """The JWT string if it verifies (9.2 provider token), else None (and problems)."""
         p = request.problems
         value = request.headers.get("authorization", "")
-        if not value.startswith("bearer "):
+        if value[:7].lower() != "bearer ":  # RFC 7235: the scheme is case-insensitive
             p.append("authorization is not 'bearer <token>'")
             return None
-        jwt = value[len("bearer "):]
+        jwt = value[7:]
         request.info["jwt"] = jwt
         parts = split_jwt(jwt, p)
         if parts is None:
@@ -803,7 +804,7 @@ class FcmFake(RecordingFake):
         if media_type(request.headers) != "application/json":
             p.append("send content-type is not application/json")
         auth = request.headers.get("authorization", "")
-        access = auth[len("Bearer "):] if auth.startswith("Bearer ") else None
+        access = auth[7:] if auth[:7].lower() == "bearer " else None
         request.info["access_token"] = access
         with self.lock:
             expiry = self.access_tokens.get(access)
