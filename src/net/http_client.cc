@@ -128,21 +128,29 @@ asio::awaitable<Expected<ResolvedAddresses, HttpError>> Resolve(const HttpClient
   if (Clock::now() >= deadline) {
     co_return Timeout();
   }
-  if (ec || results.empty()) {
-    co_return HttpError{HttpErrorKind::kResolve, "the host did not resolve"};
-  }
   ResolvedAddresses addresses;
-  for (const auto& entry : results) {
-    addresses.push_back(entry.endpoint());
+  if (!ec) {
+    for (const auto& entry : results) {
+      addresses.push_back(entry.endpoint());
+    }
   }
+  const bool resolved = !addresses.empty();
   if (!hook) {
+    if (!resolved) {
+      co_return HttpError{HttpErrorKind::kResolve, "the host did not resolve"};
+    }
     co_return addresses;
   }
+  // A name that does not resolve still goes to the hook, which may pin it (a test build sends
+  // the fixed provider hosts to loopback fakes); answering nothing keeps the resolve failure.
   auto chosen = hook(origin.host, std::move(addresses));
   if (!chosen.ok()) {
     co_return HttpError{HttpErrorKind::kVetoed, std::move(chosen).error()};
   }
   if (chosen->empty()) {
+    if (!resolved) {
+      co_return HttpError{HttpErrorKind::kResolve, "the host did not resolve"};
+    }
     co_return HttpError{HttpErrorKind::kVetoed, "no address was left to connect to"};
   }
   co_return std::move(chosen).value();

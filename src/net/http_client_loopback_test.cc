@@ -223,6 +223,27 @@ TEST_F(HttpClientLoopbackTest, PinnedAddressIsUsedAndTheNameStillChecked) {
   EXPECT_EQ(named->body, "hello");
 }
 
+TEST_F(HttpClientLoopbackTest, HostThatDoesNotResolveMayBePinnedByTheHook) {
+  auto server = Server(Protocol::kHttp1, /*tls=*/false);
+  const asio::ip::tcp::endpoint pinned(asio::ip::make_address("127.0.0.1"), server->port());
+  std::vector<size_t> seen;
+  auto client = Client({.resolve_hook = [&](std::string_view host, ResolvedAddresses addresses)
+                            -> Expected<ResolvedAddresses, std::string> {
+    seen.push_back(addresses.size());
+    if (host == "pinned.invalid") {
+      return ResolvedAddresses{pinned};
+    }
+    return addresses;
+  }});
+  Reply named = SendOne(*client, Get("http://pinned.invalid:1/hello"));
+  ASSERT_TRUE(named.ok()) << named.error().message;
+  EXPECT_EQ(named->body, "hello");
+  Reply other = SendOne(*client, Get("http://other.invalid/hello"));
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().kind, HttpErrorKind::kResolve);
+  EXPECT_EQ(seen, (std::vector<size_t>{0, 0}));
+}
+
 TEST_F(HttpClientLoopbackTest, UntrustedCertificateFailsTls) {
   auto server = Server(Protocol::kHttp2);
   auto client = HttpClient::Create(io_.get_executor(), {});  // system roots only
