@@ -33,10 +33,7 @@ std::string LowerHex(std::string_view bytes) {
   return out;
 }
 
-namespace {
-
-// A JSON string's contents (RFC 8259 section 7): quote, backslash and control characters escaped;
-// other bytes as they are (a stored token is valid UTF-8, checked at Register).
+// A stored token is valid UTF-8 (checked at Register), so other bytes pass as they are.
 std::string JsonEscape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -54,6 +51,8 @@ std::string JsonEscape(std::string_view text) {
   }
   return out;
 }
+
+namespace {
 
 // "topic":"<b64>","sequence_id":"<dec>" (PUSH.md 9.1: padded base64, the id as a string).
 std::string DataMembers(std::string_view topic, uint64_t sequence_id) {
