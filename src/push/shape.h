@@ -1,4 +1,4 @@
-// The request-shape rows of NotificationService admission (spec/PUSH.md 4.1 rows 1, 4e, 4f and
+// The request-shape rows of NotificationService admission (spec/PUSH.md 4.1 rows 1, 4d, 4e, 4f and
 // section 5.1, PUSH-215). Pure; the texts are the spec's fixed strings, without request data.
 #pragma once
 
