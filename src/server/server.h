@@ -95,7 +95,8 @@ class Server {
   bool StartTelemetry();       // step 3
   bool StartOtlpExporter();    // step 3 (traces, logs)
   bool BindMetricsListener();  // step 3
-  bool LoadAuth();             // step 4
+  bool LoadAuth();
+  bool CheckProviderCredentials();  // step 4
   enum class StepOutcome { kDone, kFailed, kStopped };
   boost::asio::awaitable<StepOutcome> OpenDatabase();  // step 5
   bool BuildPublicConfiguration();                     // step 6
