@@ -161,6 +161,28 @@ def metric(server, name, **labels):
     return S.value(S.scrape(server), name, **labels)
 
 
+def boundary_covers_published(server, engine, timeout=10):
+    """Returns once the closed allocation boundary covers everything published before the call.
+    A subscription starts at the boundary read in its transaction (PUSH.md 5, start position); on
+    PostgreSQL the stored boundary moves when the boundary task runs (the dispatcher asks for it
+    each tick while an eligible envelope lies above it, PUSH.md 8.2), so right after a publish it
+    may still be below it, and a subscription made then is owed those envelopes. So: one more
+    successful attempt of the task, then no further one for three ticks (the dispatcher no longer
+    sees an eligible envelope above the boundary). SQLite's boundary is exact at commit."""
+    if engine.name != "postgres":
+        return
+    name = "xmtp_boundary_advances_total"
+    before = metric(server, name, result="ok") or 0
+    wait_metric(server, name, before + 1, timeout, result="ok")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        seen = metric(server, name, result="ok")
+        time.sleep(0.3)
+        if metric(server, name, result="ok") == seen:
+            return
+    raise AssertionError("the allocation boundary kept moving")
+
+
 def deliveries(server, channel, outcome):
     return metric(server, "xmtp_push_deliveries_total", channel=channel, outcome=outcome)
 

@@ -38,7 +38,9 @@ class ClusterTest(unittest.TestCase):
             server.start()
             self.addCleanup(self.stop, server)
             self.servers.append(server)
-        self.holder = harness.wait_for(self.single_holder, 20, "exactly one dispatcher")
+        # single_holder answers an index, and index 0 is falsy: wait on "is there one".
+        harness.wait_for(lambda: self.single_holder() is not None, 20, "exactly one dispatcher")
+        self.holder = self.single_holder()
         self.gid = P.group_id()
         self.recipients = []
         for i in range(RECIPIENTS):

@@ -115,6 +115,7 @@ class DeliveryMixin:
         gid, installation = P.group_id(), os.urandom(32)
         g, w = P.group_topic(gid), P.welcome_topic(installation)
         old = P.publish(self.server, P.app_message(gid), P.welcome(installation))
+        P.boundary_covers_published(self.server, self.engine)
         plain, commits, welcomes = self.apns_recipient(), self.http_recipient(), \
             self.fcm_recipient()
         P.update(self.server, plain, adds=[P.subscription(g)])
