@@ -3,6 +3,7 @@ exit, no listener bound (CONF section 1.4, OPS-021, OPS-022, CONF-009). Every ch
 key by key in src/config's unit tests; these prove the wiring end to end."""
 import os
 import socket
+import tempfile
 import unittest
 
 import harness
@@ -52,6 +53,17 @@ class StartupTest(unittest.TestCase):
             self.assertIn("metrics_listen", line)
         finally:
             blocker.close()
+
+    # verifies: PUSH-226 (PUSH.md 12) — store clock now + push.recipient_ttl_seconds must fit
+    # int64 ns: the configuration check lets 9223372036 through (its own bound), the store clock
+    # refuses it at start-up, naming the key.
+    def test_push_ttl_must_fit_the_store_clock(self):
+        with tempfile.TemporaryDirectory(prefix="xb-startup-") as data:
+            config = harness.minimal_config(
+                "[push]\nrecipient_ttl_seconds = 9223372036\n").replace("{data}", data)
+            check = harness.run_binary(["--config", config, "--check-config"])
+            self.assertEqual(check.returncode, 0, check.stderr)
+            self.refuse(config, "push.recipient_ttl_seconds")
 
     def test_env_indirection_missing_variable_names_it(self):
         env = {k: v for k, v in os.environ.items() if k != "XB_TEST_MISSING"}
