@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "base/thread_name.h"
+#include "base/url.h"
 #include "net/tls_client.h"
 #include "telemetry/spliced_send.h"
 
@@ -31,19 +32,6 @@ namespace http = beast::http;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) {
-    return false;
-  }
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
 
 // Writes one HTTP POST of `body` to `path` over `stream` (connected). Errors go to `ec`.
 // Over plain TCP the body goes through `pipe` (spliced_send.h), and `body` must then stay as it is
