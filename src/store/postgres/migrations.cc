@@ -114,7 +114,12 @@ ALTER TABLE push_subscription ADD CONSTRAINT push_subscription_key_window CHECK 
   AND (hmac_epoch_base IS NULL OR hmac_epoch_base >= 0)
   AND (hmac_key_1 IS NULL OR hmac_key_0 IS NOT NULL)
   AND (hmac_key_2 IS NULL OR hmac_key_1 IS NOT NULL));
-UPDATE envelopes SET push_eligible = true WHERE is_commit_or_proposal AND NOT push_eligible;
+-- PUSH-219: commits and proposals are eligible whatever should_push said. Only rows above the
+-- stored boundary can ever be delivered (no subscription existed before this release, and each
+-- starts at or above the boundary of its day), so the primary key's range is enough: no full scan.
+UPDATE envelopes SET push_eligible = true
+WHERE sequence_id > (SELECT closed_sequence_id FROM allocation_boundary WHERE singleton)
+  AND is_commit_or_proposal AND NOT push_eligible;
 )sql";
 
 constexpr std::array<Migration, 2> kMigrations = {{

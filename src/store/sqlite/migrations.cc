@@ -120,7 +120,11 @@ WHEN NOT ((NEW.hmac_epoch_base IS NULL) = (NEW.hmac_key_0 IS NULL)
           AND (NEW.hmac_key_2 IS NULL OR NEW.hmac_key_1 IS NOT NULL))
 BEGIN SELECT RAISE(ABORT, 'CHECK constraint failed: push_subscription_key_window'); END;
 
-UPDATE envelopes SET push_eligible = 1 WHERE is_commit_or_proposal = 1 AND push_eligible = 0;
+-- PUSH-219: commits and proposals are eligible whatever should_push said; only rows above the
+-- stored boundary can ever be delivered (no subscription existed before this release).
+UPDATE envelopes SET push_eligible = 1
+WHERE sequence_id > (SELECT closed_sequence_id FROM allocation_boundary WHERE singleton = 1)
+  AND is_commit_or_proposal = 1 AND push_eligible = 0;
 )sql";
 
 constexpr std::array<Migration, 2> kMigrations = {{

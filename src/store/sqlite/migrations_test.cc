@@ -99,5 +99,28 @@ TEST_F(MigrationsTest, UnknownAppliedVersionIsReportedNotRefused) {
   EXPECT_EQ(older->unknown, std::vector<int64_t>({3}));
 }
 
+// verifies: PUSH-219 — the push migration marks stored commits and proposals eligible whatever
+// should_push said, above the stored boundary (rows at or below it can never be delivered: every
+// subscription starts at or above it); other rows keep their flag.
+TEST_F(MigrationsTest, PushMigrationMarksCommitsAboveTheBoundaryEligible) {
+  std::span<const Migration> all = EmbeddedMigrations();
+  ASSERT_GE(all.size(), 2u);
+  ASSERT_TRUE(ApplyMigrations(*conn_, all.first(1), 0).ok());
+  const char* rows = R"sql(
+INSERT INTO envelopes (sequence_id, topic, message_hash, server_ns, payload,
+                       is_commit_or_proposal, push_eligible)
+VALUES (1, x'00', randomblob(32), 1, x'', 1, 0),
+       (2, x'00', randomblob(32), 1, x'', 1, 0),
+       (3, x'00', randomblob(32), 1, x'', 0, 0),
+       (4, x'00', randomblob(32), 1, x'', 0, 1);
+UPDATE allocation_boundary SET closed_sequence_id = 1;)sql";
+  ASSERT_TRUE(conn_->Exec(rows, "test rows").ok());
+  ASSERT_TRUE(ApplyMigrations(*conn_, all, 0).ok());
+  EXPECT_EQ(Count("SELECT push_eligible FROM envelopes WHERE sequence_id = 1"), 0);
+  EXPECT_EQ(Count("SELECT push_eligible FROM envelopes WHERE sequence_id = 2"), 1);
+  EXPECT_EQ(Count("SELECT push_eligible FROM envelopes WHERE sequence_id = 3"), 0);
+  EXPECT_EQ(Count("SELECT push_eligible FROM envelopes WHERE sequence_id = 4"), 1);
+}
+
 }  // namespace
 }  // namespace xb::store::sqlite
