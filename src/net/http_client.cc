@@ -73,13 +73,23 @@ std::string_view HttpErrorKindName(HttpErrorKind kind) {
   return "unknown";
 }
 
-const std::string* HttpResponse::Find(std::string_view name) const {
+namespace {
+
+const std::string* FindHeader(const std::vector<Header>& headers, std::string_view name) {
   for (const auto& h : headers) {
     if (h.name == name) {
       return &h.value;
     }
   }
   return nullptr;
+}
+
+}  // namespace
+
+const std::string* HttpHead::Find(std::string_view name) const { return FindHeader(headers, name); }
+
+const std::string* HttpResponse::Find(std::string_view name) const {
+  return FindHeader(headers, name);
 }
 
 struct HttpClient::Origin {
@@ -265,6 +275,14 @@ HttpError ReadError(boost::system::error_code ec) {
   return HttpError{HttpErrorKind::kProtocol, "the server's answer is not valid HTTP"};
 }
 
+HttpHead HeadOf(const http::response<http::string_body>& message) {
+  HttpHead head{.status = message.result_int()};
+  for (const auto& field : message) {
+    head.headers.push_back(Header{Lower(field.name_string()), std::string(field.value())});
+  }
+  return head;
+}
+
 template <typename Stream>
 asio::awaitable<H1Outcome> H1Exchange(Stream& stream, H1Connection& connection,
                                       const HttpRequest& request, const HttpClient::Origin& origin,
@@ -296,13 +314,18 @@ asio::awaitable<H1Outcome> H1Exchange(Stream& stream, H1Connection& connection,
   (void)read;
   if (rec) {
     const bool nothing_came = !parser.got_some() && rec != beast::error::timeout;
-    co_return H1Outcome{ReadError(rec), false, nothing_came};
+    HttpError error = ReadError(rec);
+    // Beast counts the head done before it checks a declared length against body_limit, so an
+    // over-long Content-Length comes back with its head too.
+    if (parser.is_header_done()) {
+      error.head = HeadOf(parser.get());
+    }
+    co_return H1Outcome{std::move(error), false, nothing_came};
   }
+  HttpHead head = HeadOf(parser.get());
   HttpResponse response;
-  response.status = parser.get().result_int();
-  for (const auto& field : parser.get()) {
-    response.headers.push_back(Header{Lower(field.name_string()), std::string(field.value())});
-  }
+  response.status = head.status;
+  response.headers = std::move(head.headers);
   response.body = std::move(parser.get().body());
   co_return H1Outcome{std::move(response), parser.get().keep_alive()};
 }

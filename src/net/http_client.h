@@ -19,7 +19,9 @@
 //   (veto) them before anything connects (push's SSRF rules). IP-literal hosts go through it too.
 //
 // Errors are values (HttpError): a kind and plain words that never carry the URL, a header, the
-// body or an address (OPS-014), so a caller may log them as they are.
+// body or an address (OPS-014), so a caller may log them as they are. An error that came after
+// the response head had arrived (the body timed out, was too large, was cut) also hands back that
+// head, so a caller can still act on its status and headers (push keeps a Retry-After).
 //
 // Threading: an HttpClient is created, used and destroyed on one executor (a strand or a
 // single-threaded io_context), like a net/ connection. Send suspends; requests may overlap. The
@@ -35,6 +37,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,9 +63,23 @@ enum class HttpErrorKind {
 // "resolve", "connect", ... (for metrics labels and tests).
 std::string_view HttpErrorKindName(HttpErrorKind kind);
 
+// A response's status and header fields, without its body.
+struct HttpHead {
+  unsigned status = 0;
+  std::vector<Header> headers{};  // names lower case
+
+  // First value of the header `name` (lower case), or nullptr.
+  const std::string* Find(std::string_view name) const;
+};
+
 struct HttpError {
   HttpErrorKind kind;
   std::string message;  // plain words; never the URL, a header, the body or an address
+  // Set when the failure came after the whole head of the final response had arrived (a 1xx head
+  // does not count), on HTTP/1.1 and HTTP/2 alike: the body then timed out (kTimeout), was over
+  // max_body_bytes, declared or actual (kBodyTooLarge), was cut (kClosed) or was not valid
+  // (kProtocol). Data from the server, not words: never logged (OPS-014).
+  std::optional<HttpHead> head{};
 };
 
 enum class RedirectPolicy { kReturn, kRefuse, kFollow };

@@ -24,6 +24,8 @@ struct H2ClientConnection::Stream {
   const HttpRequest* request = nullptr;
   size_t body_sent = 0;
   HttpResponse response;
+  bool head_done = false;           // the final (non-1xx) head arrived whole
+  bool declared_too_large = false;  // its content-length is over the body cap
   bool done = false;
   std::optional<HttpError> error;
   asio::steady_timer waiter;  // expires at the deadline; cancelled to wake the request
@@ -44,7 +46,7 @@ HttpError TooLarge() {
 
 int OnHeader(nghttp2_session* session, const nghttp2_frame* frame, const uint8_t* name,
              size_t namelen, const uint8_t* value, size_t valuelen, uint8_t /*flags*/,
-             void* user_data) {
+             void* /*user_data*/) {
   auto* stream = StreamOf(session, frame->hd.stream_id);
   if (stream == nullptr || stream->done || frame->hd.type != NGHTTP2_HEADERS) {
     return 0;
@@ -56,15 +58,14 @@ int OnHeader(nghttp2_session* session, const nghttp2_frame* frame, const uint8_t
     std::from_chars(v.data(), v.data() + v.size(), status);
     stream->response.status = status;
     stream->response.headers.clear();  // a 1xx head is followed by the final one
+    stream->declared_too_large = false;
     return 0;
   }
   if (n == "content-length") {
     uint64_t length = 0;
     auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), length);
-    if (ec == std::errc() && length > stream->request->max_body_bytes) {
-      Self(user_data)->FailStream(frame->hd.stream_id, *stream, TooLarge(), /*reset=*/true);
-      return 0;
-    }
+    // Failed once the whole head is in (OnFrameRecv), so that the error carries it.
+    stream->declared_too_large = ec == std::errc() && length > stream->request->max_body_bytes;
   }
   stream->response.headers.push_back(Header{std::string(n), std::string(v)});
   return 0;
@@ -85,6 +86,17 @@ int OnData(nghttp2_session* session, uint8_t /*flags*/, int32_t id, const uint8_
 }
 
 int OnFrameRecv(nghttp2_session* session, const nghttp2_frame* frame, void* user_data) {
+  if (frame->hd.type == NGHTTP2_HEADERS) {
+    auto* stream = StreamOf(session, frame->hd.stream_id);
+    if (stream != nullptr && !stream->done && !stream->head_done &&
+        stream->response.status >= 200) {
+      stream->head_done = true;
+      if (stream->declared_too_large) {
+        Self(user_data)->FailStream(frame->hd.stream_id, *stream, TooLarge(), /*reset=*/true);
+        return 0;
+      }
+    }
+  }
   if ((frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) &&
       (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0) {
     if (auto* stream = StreamOf(session, frame->hd.stream_id); stream != nullptr) {
@@ -184,6 +196,9 @@ void H2ClientConnection::FailStream(int32_t id, Stream& stream, HttpError error,
     return;
   }
   stream.error = std::move(error);
+  if (stream.head_done) {
+    stream.error->head = HttpHead{stream.response.status, stream.response.headers};
+  }
   stream.done = true;
   stream.waiter.cancel();
   if (reset && !closed_) {

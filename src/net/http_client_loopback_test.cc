@@ -1,6 +1,7 @@
 // net/http_client against real servers on 127.0.0.1 (net/testing/loopback_servers.h): HTTP/1.1
 // and HTTP/2 over TLS with a test CA made at run time, plain HTTP/1.1, kept connections, the
-// deadline, the body cap, redirects, the resolver hook and a server that closes mid-response.
+// deadline, the body cap, redirects, the resolver hook, a server that closes mid-response, and the
+// head handed back with an error that came after it.
 #include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -142,7 +143,32 @@ TEST_F(HttpClientLoopbackTest, DeadlineCoversTheWholeExchange) {
     Reply reply = SendOne(*client, Get(Url(*server, "/slow"), std::chrono::milliseconds(300)));
     ASSERT_FALSE(reply.ok());
     EXPECT_EQ(reply.error().kind, HttpErrorKind::kTimeout);
+    EXPECT_FALSE(reply.error().head.has_value());  // nothing came back
     EXPECT_LT(Clock::now() - start, std::chrono::seconds(3));
+  }
+}
+
+TEST_F(HttpClientLoopbackTest, BodyStallingAfterTheHeadTimesOutWithTheHead) {
+  for (Protocol protocol : {Protocol::kHttp1, Protocol::kHttp2}) {
+    testing::LoopbackServer server(
+        io_, protocol, testing::ServerTls(*pki_, protocol == Protocol::kHttp2 ? "h2" : "http/1.1"),
+        [](const testing::ServedRequest&) {
+          return testing::ScriptedReply{
+              .status = 429, .headers = {{"retry-after", "120"}}, .body = "{}", .stall_body = true};
+        });
+    auto client = Client();
+    const auto start = Clock::now();
+    Reply reply = SendOne(*client, Get(Url(server, "/"), std::chrono::milliseconds(300)));
+    ASSERT_FALSE(reply.ok());
+    EXPECT_EQ(reply.error().kind, HttpErrorKind::kTimeout);
+    EXPECT_LT(Clock::now() - start, std::chrono::seconds(3));
+    ASSERT_TRUE(reply.error().head.has_value());
+    const HttpHead& head = *reply.error().head;
+    EXPECT_EQ(head.status, 429u);
+    ASSERT_NE(head.Find("retry-after"), nullptr);
+    EXPECT_EQ(*head.Find("retry-after"), "120");
+    // OPS-014: the words stay plain; the head is data beside them.
+    EXPECT_EQ(reply.error().message, "the deadline passed");
   }
 }
 
@@ -155,6 +181,11 @@ TEST_F(HttpClientLoopbackTest, BodyOverTheCapIsItsOwnError) {
     Reply reply = SendOne(*client, request);
     ASSERT_FALSE(reply.ok());
     EXPECT_EQ(reply.error().kind, HttpErrorKind::kBodyTooLarge);
+    // The declared length is over the cap: failed once the head is in, and with it.
+    ASSERT_TRUE(reply.error().head.has_value());
+    EXPECT_EQ(reply.error().head->status, 200u);
+    ASSERT_NE(reply.error().head->Find("content-length"), nullptr);
+    EXPECT_EQ(*reply.error().head->Find("content-length"), "65536");
     request.max_body_bytes = 64 << 10;  // exactly the body: fits
     Reply fits = SendOne(*client, request);
     ASSERT_TRUE(fits.ok()) << fits.error().message;
@@ -260,6 +291,8 @@ TEST_F(HttpClientLoopbackTest, ServerClosingMidResponseIsClosed) {
     Reply reply = SendOne(*client, Get(Url(*server, "/cut")));
     ASSERT_FALSE(reply.ok());
     EXPECT_EQ(reply.error().kind, HttpErrorKind::kClosed) << reply.error().message;
+    ASSERT_TRUE(reply.error().head.has_value());
+    EXPECT_EQ(reply.error().head->status, 200u);
     // OPS-014: the words never carry the URL or address.
     EXPECT_EQ(reply.error().message.find("127.0.0.1"), std::string::npos);
     EXPECT_EQ(reply.error().message.find("/cut"), std::string::npos);

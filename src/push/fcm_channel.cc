@@ -62,23 +62,38 @@ AttemptResult Transient(seconds floor, std::optional<seconds> retry_after) {
 }
 AttemptResult Final(AnswerClass answer) { return AttemptResult{answer, seconds(1)}; }
 
+std::optional<seconds> RetryAfterOf(const std::string* value,
+                                    std::chrono::system_clock::time_point now) {
+  return value == nullptr ? std::nullopt : ParseRetryAfter(*value, now);
+}
+
+// The 9.3 rows for a request that got no whole response: timeout, connection error, oversized
+// body. A 429/500/503 whose body then stalled, was cut or was too large keeps the delay its head
+// gave (the error hands back the head).
+AttemptResult ClassifyError(const net::HttpError& error,
+                            std::chrono::system_clock::time_point now) {
+  if (error.kind == net::HttpErrorKind::kInvalidRequest) {
+    return Final(AnswerClass::kRejected);
+  }
+  if (const auto& head = error.head;
+      head.has_value() && (head->status == 429 || head->status == 500 || head->status == 503)) {
+    return Transient(head->status == 429 ? kQuotaDelay : kOtherDelay,
+                     RetryAfterOf(head->Find("retry-after"), now));
+  }
+  return Transient(kOtherDelay, std::nullopt);
+}
+
 // The 9.3 outcome table, first match wins.
 AttemptResult Classify(const Expected<net::HttpResponse, net::HttpError>& answer,
                        std::chrono::system_clock::time_point now) {
   if (!answer.ok()) {
-    if (answer.error().kind == net::HttpErrorKind::kInvalidRequest) {
-      return Final(AnswerClass::kRejected);
-    }
-    return Transient(kOtherDelay, std::nullopt);  // timeout, connection, oversized body
+    return ClassifyError(answer.error(), now);
   }
   const unsigned status = answer->status;
   if (status == 200) {
     return Final(AnswerClass::kDelivered);
   }
-  std::optional<seconds> retry_after;
-  if (const std::string* value = answer->Find("retry-after")) {
-    retry_after = ParseRetryAfter(*value, now);
-  }
+  const std::optional<seconds> retry_after = RetryAfterOf(answer->Find("retry-after"), now);
   const Details details = ReadDetails(answer->body);
   if (status == 429 || details.quota_failure || details.fcm_error == "QUOTA_EXCEEDED") {
     return Transient(kQuotaDelay, retry_after);

@@ -289,6 +289,37 @@ TEST_F(FcmChannelTest, TimeoutIsTransientTenSeconds) {
   EXPECT_EQ(result.delay, 10s);
 }
 
+// verifies: PUSH-259
+TEST_F(FcmChannelTest, AStalledOrOversizedBodyKeepsTheDelayItsHeadGave) {
+  struct Row {
+    ScriptedReply reply;
+    std::chrono::seconds delay;
+  };
+  auto stalled = [](unsigned status, std::vector<std::pair<std::string, std::string>> headers) {
+    return ScriptedReply{.status = status, .headers = std::move(headers), .stall_body = true};
+  };
+  const std::vector<Row> rows = {
+      {stalled(429, {{"retry-after", "120"}}), 120s},
+      {stalled(503, {{"retry-after", "30"}}), 30s},
+      {stalled(429, {}), 60s},
+      {stalled(500, {{"retry-after", "1000"}}), 300s},
+      {ScriptedReply{
+           .status = 503, .headers = {{"retry-after", "45"}}, .body = std::string(16385, 'x')},
+       45s},
+      {stalled(404, {{"retry-after", "120"}}), 10s},  // not a 429/500/503: a plain timeout
+      {stalled(200, {{"retry-after", "120"}}), 10s},
+  };
+  auto channel = Channel();
+  EXPECT_EQ(Attempt(*channel).answer, AnswerClass::kDelivered);  // token cached
+  for (const Row& row : rows) {
+    send_replies_ = {row.reply};
+    AttemptResult result = Attempt(*channel, 300ms);
+    EXPECT_EQ(result.answer, AnswerClass::kTransient) << row.reply.status;
+    EXPECT_EQ(result.delay, row.delay) << row.reply.status;
+  }
+  EXPECT_EQ(sends_.size(), rows.size() + 1);
+}
+
 TEST(FcmChannel, RefusesAServiceAccountItCannotUse) {
   boost::asio::io_context io;
   EXPECT_FALSE(
