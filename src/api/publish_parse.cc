@@ -41,9 +41,10 @@ store::PublishItem ItemOf(const v1::ClientEnvelope& envelope, validate::ParsedEn
   item.message_hash = parsed.message_hash;
   item.is_commit_or_proposal = parsed.is_commit_or_proposal;
   item.retention = RetentionOf(parsed);
+  // implements: PUSH-219 (decided once, at publish: a Welcome, a group message with should_push,
+  // or a commit or proposal whatever should_push says; nothing else; never a rejection ground)
   if (envelope.has_group_message()) {
-    // Stored verbatim for the push dispatcher (PUSH); never a rejection ground.
-    item.push_eligible = envelope.group_message().should_push();
+    item.push_eligible = envelope.group_message().should_push() || parsed.is_commit_or_proposal;
     const auto& hmac = envelope.group_message().sender_hmac();
     if (hmac.size() == 32) {
       store::Hash h;

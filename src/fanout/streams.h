@@ -58,6 +58,9 @@ class Streams {
   void CancelWait();
   // Drain: ends every stream with `ending` and refuses new ones (OPS-007).
   void Shutdown(const Ending& ending);
+  // PUSH.md 8.2 step 4: an attempt of the boundary task (Tailer::RequestBoundaryAdvance). Any
+  // thread.
+  void RequestBoundaryAdvance() { tailer_.RequestBoundaryAdvance(); }
   // Stops the tailer and disconnects the commit listener. Idempotent.
   void Stop();
 

@@ -53,6 +53,10 @@ class Tailer {
   // SQLite's commit listener: poll now (STORE.md 8). Thread-safe, never blocks.
   void OnCommit(int64_t last_id);
 
+  // Asks the boundary worker for an attempt (requests coalesce). Thread-safe, never blocks. Also
+  // the push dispatcher's nudge (PUSH.md 8.2 step 4: push must not wait for stream subscribers).
+  void RequestBoundaryAdvance();
+
  private:
   enum class PollOutcome : uint8_t { kComplete, kIncomplete, kFailed, kGapOverflow };
 
@@ -70,7 +74,6 @@ class Tailer {
   void EndGeneration(const Ending& ending);
   // Sleeps until `until`, a commit wake-up, or Stop(); false when stopping.
   bool SleepUntil(std::chrono::steady_clock::time_point until, bool wake_on_commit);
-  void RequestBoundaryAdvance();
 
   store::Store& store_;
   Registry& registry_;

@@ -92,7 +92,10 @@ struct HttpResponse {
 using ResolvedAddresses = std::vector<boost::asio::ip::tcp::endpoint>;
 // Sees the host as written in the URL and what it resolved to (in resolver order); returns the
 // addresses to try (the same, fewer, or others: a pin), or plain words refusing them (kVetoed;
-// the words must not carry the address). Called on the client's executor; must not block.
+// the words must not carry the address). A host that did not resolve is shown with no addresses:
+// the hook may pin it, and returning none (or the empty list it got) keeps the kResolve error.
+// Not called when the deadline passed while resolving. Called on the client's executor; must not
+// block.
 using ResolveHook = std::function<Expected<ResolvedAddresses, std::string>(
     std::string_view host, ResolvedAddresses addresses)>;
 

@@ -11,6 +11,9 @@ namespace xb::push {
 std::string Base64Std(std::string_view bytes);
 // Lowercase hex.
 std::string LowerHex(std::string_view bytes);
+// The contents of a JSON string (RFC 8259 section 7): quote, backslash and control characters
+// escaped, other bytes as they are.
+std::string JsonEscape(std::string_view text);
 
 // {"aps":{"content-available":1},"topic":"<b64>","sequence_id":"<dec>"}
 std::string ApnsBody(std::string_view topic, uint64_t sequence_id);

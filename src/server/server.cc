@@ -16,6 +16,7 @@
 #include "net/tls_stream.h"
 #include "server/health_service.h"
 #include "server/process_resources.h"
+#include "server/push_channels.h"
 #include "server/version.h"
 #include "store/open.h"
 #include "store/read_database_wait.h"
@@ -151,6 +152,7 @@ asio::awaitable<Server::StartOutcome> Server::Start() {
     co_return StartOutcome::kStoppedBeforeServing;
   }
   StartBackgroundTasks();
+  StartPushDispatcher();
   BuildRouter();
   BuildWorkers();
   if (!BindListener()) {
@@ -399,6 +401,21 @@ void Server::StartBackgroundTasks() {
   };
 }
 
+// PUSH.md 8.1: an instance runs the dispatcher only when at least one channel is configured;
+// otherwise xmtp_push_dispatcher stays 0 and no retention pass runs.
+void Server::StartPushDispatcher() {
+  if (!config_.push || (!config_.push->apns && !config_.push->fcm && !config_.push->http)) {
+    return;
+  }
+  push_dispatcher_ = std::make_unique<push::Dispatcher>(
+      *store_, MakeChannelFactory(*config_.push, options_.provider_hosts), metrics_, logger_,
+      [streams = streams_.get()] { streams->RequestBoundaryAdvance(); },
+      push::DispatcherOptions{.poll_interval = config_.streams.poll_interval,
+                              .max_attempts = static_cast<uint32_t>(config_.push->max_attempts),
+                              .recipient_ttl_seconds = config_.push->recipient_ttl_seconds});
+  push_dispatcher_->Start();
+}
+
 void Server::BuildRouter() {
   api::AddConfigurationService(router_, std::move(*public_config_));
   public_config_.reset();
@@ -550,7 +567,14 @@ void Server::Drain() {
     asio::post(w->io, [d = w->dispatcher.get()] { d->EndStreams(); });
   }
   // implements: OPS-008
-  drain_timer_.expires_after(std::chrono::milliseconds(config_.server.max_drain_duration_ms));
+  const auto drain_deadline = std::chrono::steady_clock::now() +
+                              std::chrono::milliseconds(config_.server.max_drain_duration_ms);
+  if (push_dispatcher_) {
+    // PUSH.md 8.6: the dispatcher's attempts share the drain deadline.
+    push_drain_ =
+        std::thread([d = push_dispatcher_.get(), drain_deadline] { d->Drain(drain_deadline); });
+  }
+  drain_timer_.expires_at(drain_deadline);
   drain_timer_.async_wait([this](boost::system::error_code timer_ec) {
     if (!timer_ec) {
       Finish();
@@ -589,6 +613,12 @@ void Server::Stop() {
   // not started yet serve nobody: they are dropped and the exit does not wait for them. The running
   // ones finish here, while the workers whose executors they post to still exist (a job that
   // posted to a destroyed worker crashed the exit).
+  if (push_drain_.joinable()) {
+    push_drain_.join();
+  }
+  if (push_dispatcher_) {
+    push_dispatcher_->Stop();
+  }
   db_pool_->Stop();
   cpu_pool_->Stop();
   // Workers finish writing what is queued (trailers of the calls ended above), then stop; a worker

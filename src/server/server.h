@@ -35,6 +35,7 @@
 #include "config/socket_address.h"
 #include "fanout/streams.h"
 #include "net/listener.h"
+#include "push/dispatcher.h"
 #include "rpc/dispatcher.h"
 #include "rpc/router.h"
 #include "server/health.h"
@@ -100,6 +101,7 @@ class Server {
   bool BuildPublicConfiguration();                     // step 6
   boost::asio::awaitable<bool> RecoverStreams();       // step 7: first stream recovery
   void StartBackgroundTasks();                         // step 7: pools, API context
+  void StartPushDispatcher();                          // step 7: PUSH.md 8, when configured
   void BuildRouter();                                  // step 7: services and health
   void BuildWorkers();                                 // step 7: one dispatcher per I/O thread
   bool BindListener();                                 // step 8
@@ -139,6 +141,10 @@ class Server {
   // Step 7.
   std::unique_ptr<store::DbPool> db_pool_;
   std::unique_ptr<fanout::Streams> streams_;
+  // PUSH.md 8: only when a channel is configured. Its drain runs on a thread of its own (it blocks
+  // until the lock is released), joined by Stop().
+  std::unique_ptr<push::Dispatcher> push_dispatcher_;
+  std::thread push_drain_;
   std::unique_ptr<api::CpuPool> cpu_pool_;
   std::unique_ptr<api::ScwVerifier> scw_verifier_;
   std::unique_ptr<api::StoreFailureLog> store_failures_;

@@ -16,6 +16,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -48,7 +49,8 @@ void AddExtension(X509* cert, X509* issuer, int nid, const char* value) {
   X509_EXTENSION_free(ext);
 }
 
-X509* MakeCert(EVP_PKEY* key, const char* cn, X509* issuer, EVP_PKEY* issuer_key, long serial) {
+X509* MakeCert(EVP_PKEY* key, const char* cn, X509* issuer, EVP_PKEY* issuer_key, long serial,
+               const std::string& san) {
   X509* cert = X509_new();
   X509_set_version(cert, 2);
   ASN1_INTEGER_set(X509_get_serialNumber(cert), serial);
@@ -67,7 +69,7 @@ X509* MakeCert(EVP_PKEY* key, const char* cn, X509* issuer, EVP_PKEY* issuer_key
   } else {
     AddExtension(cert, signer, NID_basic_constraints, "critical,CA:FALSE");
     AddExtension(cert, signer, NID_ext_key_usage, "serverAuth");
-    AddExtension(cert, signer, NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1");
+    AddExtension(cert, signer, NID_subject_alt_name, san.c_str());
     AddExtension(cert, signer, NID_authority_key_identifier, "keyid");
   }
   X509_sign(cert, issuer_key == nullptr ? key : issuer_key, EVP_sha256());
@@ -82,12 +84,16 @@ TestPki::~TestPki() {
   }
 }
 
-std::unique_ptr<TestPki> MakeTestPki() {
+std::unique_ptr<TestPki> MakeTestPki(const std::vector<std::string>& extra_dns_names) {
   auto pki = std::make_unique<TestPki>();
+  std::string san = "DNS:localhost,IP:127.0.0.1";
+  for (const auto& name : extra_dns_names) {
+    san += ",DNS:" + name;
+  }
   EVP_PKEY* ca_key = EVP_EC_gen("P-256");
   EVP_PKEY* leaf_key = EVP_EC_gen("P-256");
-  X509* ca = MakeCert(ca_key, "xb test CA", nullptr, nullptr, 1);
-  X509* leaf = MakeCert(leaf_key, "localhost", ca, ca_key, 2);
+  X509* ca = MakeCert(ca_key, "xb test CA", nullptr, nullptr, 1, san);
+  X509* leaf = MakeCert(leaf_key, "localhost", ca, ca_key, 2, san);
   pki->ca_pem = Pem(reinterpret_cast<int (*)(BIO*, void*)>(&PEM_write_bio_X509), ca);
   pki->leaf_pem = Pem(reinterpret_cast<int (*)(BIO*, void*)>(&PEM_write_bio_X509), leaf);
   BIO* bio = BIO_new(BIO_s_mem());
@@ -146,10 +152,57 @@ std::shared_ptr<asio::ssl::context> ServerTls(const TestPki& pki, std::string al
 
 namespace {
 
+asio::awaitable<void> WaitLong() {
+  asio::steady_timer never(co_await asio::this_coro::executor);
+  never.expires_after(std::chrono::seconds(30));
+  co_await never.async_wait(kNoThrow);
+}
+
 // ---- HTTP/1.1 ----
 
+// One scripted answer; false when the connection is done.
 template <typename Stream>
-asio::awaitable<void> ServeHttp1(Stream& stream) {
+asio::awaitable<bool> ServeScripted(Stream& stream, const http::request<http::string_body>& in,
+                                    const Handler& handler) {
+  ServedRequest served{.method = std::string(in.method_string()),
+                       .path = std::string(in.target()),
+                       .headers = {},
+                       .body = in.body()};
+  for (const auto& field : in) {
+    std::string name(field.name_string());
+    for (char& c : name) {
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    served.headers.emplace_back(std::move(name), std::string(field.value()));
+  }
+  ScriptedReply reply = handler(served);
+  if (reply.stall) {
+    co_await WaitLong();
+    co_return false;
+  }
+  if (reply.stall_body) {
+    std::string head = "HTTP/1.1 " + std::to_string(reply.status) + " X\r\n";
+    for (const auto& [name, value] : reply.headers) {
+      head += name + ": " + value + "\r\n";
+    }
+    head += "Content-Length: " + std::to_string(reply.body.size() + 1) + "\r\n\r\n";
+    co_await asio::async_write(stream, asio::buffer(head), kNoThrow);
+    co_await WaitLong();
+    co_return false;
+  }
+  http::response<http::string_body> response{static_cast<http::status>(reply.status), 11};
+  for (const auto& [name, value] : reply.headers) {
+    response.set(name, value);
+  }
+  response.body() = std::move(reply.body);
+  response.keep_alive(in.keep_alive());
+  response.prepare_payload();
+  auto [wec, w] = co_await http::async_write(stream, response, kNoThrow);
+  co_return !wec && in.keep_alive();
+}
+
+template <typename Stream>
+asio::awaitable<void> ServeHttp1(Stream& stream, const Handler& handler) {
   boost::beast::flat_buffer buffer;
   while (true) {
     http::request<http::string_body> request;
@@ -157,11 +210,15 @@ asio::awaitable<void> ServeHttp1(Stream& stream) {
     if (ec) {
       co_return;
     }
+    if (handler) {
+      if (!co_await ServeScripted(stream, request, handler)) {
+        co_return;
+      }
+      continue;
+    }
     const std::string target(request.target());
     if (target == "/slow") {
-      asio::steady_timer never(co_await asio::this_coro::executor);
-      never.expires_after(std::chrono::seconds(30));
-      co_await never.async_wait(kNoThrow);
+      co_await WaitLong();
       co_return;
     }
     if (target == "/cut") {
@@ -196,6 +253,7 @@ asio::awaitable<void> ServeHttp1(Stream& stream) {
 struct H2Server {
   struct Stream {
     std::string path;
+    ServedRequest request;
     std::string request_body;
     std::string body;
     size_t sent = 0;
@@ -205,6 +263,7 @@ struct H2Server {
   nghttp2_session* session = nullptr;
   std::map<int32_t, Stream> streams;
   bool cut = false;  // close the connection after the next write
+  Handler handler;
 
   H2Server() = default;
   H2Server(const H2Server&) = delete;
@@ -223,7 +282,44 @@ struct H2Server {
     return static_cast<ssize_t>(n);
   }
 
+  static nghttp2_nv Nv(const std::string& n, const std::string& v) {
+    return nghttp2_nv{(uint8_t*)n.data(), (uint8_t*)v.data(), n.size(), v.size(), 0};
+  }
+
+  void RespondScripted(int32_t id, Stream& s) {
+    s.request.body = s.request_body;
+    ScriptedReply reply = handler(s.request);
+    if (reply.stall) {
+      return;
+    }
+    s.body = std::move(reply.body);
+    // Names and values live in the stream until nghttp2 has packed them (submit copies them).
+    std::vector<std::pair<std::string, std::string>> fields{
+        {":status", std::to_string(reply.status)},
+        {"content-length", std::to_string(s.body.size() + (reply.stall_body ? 1 : 0))}};
+    for (auto& [name, value] : reply.headers) {
+      fields.emplace_back(name, value);
+    }
+    std::vector<nghttp2_nv> headers;
+    for (const auto& [name, value] : fields) {
+      headers.push_back(Nv(name, value));
+    }
+    if (reply.stall_body) {
+      nghttp2_submit_headers(session, NGHTTP2_FLAG_NONE, id, nullptr, headers.data(),
+                             headers.size(), nullptr);
+      return;
+    }
+    nghttp2_data_provider provider{};
+    provider.source.ptr = &s;
+    provider.read_callback = &Read;
+    nghttp2_submit_response(session, id, headers.data(), headers.size(), &provider);
+  }
+
   void Respond(int32_t id, Stream& s) {
+    if (handler) {
+      RespondScripted(id, s);
+      return;
+    }
     std::string status = "200";
     std::string location;
     if (s.path == "/slow") {
@@ -267,9 +363,16 @@ struct H2Server {
 int H2OnHeader(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name, size_t namelen,
                const uint8_t* value, size_t valuelen, uint8_t, void* user) {
   auto* server = static_cast<H2Server*>(user);
-  if (std::string_view(reinterpret_cast<const char*>(name), namelen) == ":path") {
-    server->streams[frame->hd.stream_id].path.assign(reinterpret_cast<const char*>(value),
-                                                     valuelen);
+  const std::string_view n(reinterpret_cast<const char*>(name), namelen);
+  const std::string_view v(reinterpret_cast<const char*>(value), valuelen);
+  H2Server::Stream& stream = server->streams[frame->hd.stream_id];
+  if (n == ":path") {
+    stream.path.assign(v);
+    stream.request.path.assign(v);
+  } else if (n == ":method") {
+    stream.request.method.assign(v);
+  } else if (!n.starts_with(":")) {
+    stream.request.headers.emplace_back(std::string(n), std::string(v));
   }
   return 0;
 }
@@ -307,8 +410,9 @@ asio::awaitable<bool> H2Write(Stream& stream, H2Server& server) {
 }
 
 template <typename Stream>
-asio::awaitable<void> ServeHttp2(Stream& stream) {
+asio::awaitable<void> ServeHttp2(Stream& stream, Handler handler) {
   H2Server server;
+  server.handler = std::move(handler);
   nghttp2_session_callbacks* callbacks = nullptr;
   nghttp2_session_callbacks_new(&callbacks);
   nghttp2_session_callbacks_set_on_header_callback(callbacks, &H2OnHeader);
@@ -327,9 +431,9 @@ asio::awaitable<void> ServeHttp2(Stream& stream) {
 }
 
 asio::awaitable<void> Serve(tcp::socket socket, LoopbackServer::Protocol protocol,
-                            std::shared_ptr<asio::ssl::context> tls) {
+                            std::shared_ptr<asio::ssl::context> tls, Handler handler) {
   if (tls == nullptr) {
-    co_await ServeHttp1(socket);
+    co_await ServeHttp1(socket, handler);
     co_return;
   }
   asio::ssl::stream<tcp::socket> stream(std::move(socket), *tls);
@@ -338,22 +442,22 @@ asio::awaitable<void> Serve(tcp::socket socket, LoopbackServer::Protocol protoco
     co_return;
   }
   if (protocol == LoopbackServer::Protocol::kHttp2) {
-    co_await ServeHttp2(stream);
+    co_await ServeHttp2(stream, handler);
   } else {
-    co_await ServeHttp1(stream);
+    co_await ServeHttp1(stream, handler);
   }
 }
 
 asio::awaitable<void> AcceptLoop(tcp::acceptor& acceptor, LoopbackServer::Protocol protocol,
                                  std::shared_ptr<asio::ssl::context> tls,
-                                 std::shared_ptr<int> accepted) {
+                                 std::shared_ptr<int> accepted, Handler handler) {
   while (true) {
     auto [ec, socket] = co_await acceptor.async_accept(kNoThrow);
     if (ec) {
       co_return;
     }
     ++*accepted;
-    asio::co_spawn(acceptor.get_executor(), Serve(std::move(socket), protocol, tls),
+    asio::co_spawn(acceptor.get_executor(), Serve(std::move(socket), protocol, tls, handler),
                    asio::detached);
   }
 }
@@ -361,10 +465,20 @@ asio::awaitable<void> AcceptLoop(tcp::acceptor& acceptor, LoopbackServer::Protoc
 }  // namespace
 
 LoopbackServer::LoopbackServer(asio::io_context& io, Protocol protocol,
-                               std::shared_ptr<asio::ssl::context> tls)
+                               std::shared_ptr<asio::ssl::context> tls, Handler handler)
     : acceptor_(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)) {
   port_ = acceptor_.local_endpoint().port();
-  asio::co_spawn(io, AcceptLoop(acceptor_, protocol, std::move(tls), accepted_), asio::detached);
+  asio::co_spawn(io, AcceptLoop(acceptor_, protocol, std::move(tls), accepted_, std::move(handler)),
+                 asio::detached);
+}
+
+std::string ServedRequest::Header(std::string_view name) const {
+  for (const auto& [n, v] : headers) {
+    if (n == name) {
+      return v;
+    }
+  }
+  return "";
 }
 
 LoopbackServer::~LoopbackServer() {

@@ -5,37 +5,63 @@
 //   /hello     200 "hello"              /echo   200, the request body
 //   /big       200, 64 KiB              /slow   never answers
 //   /redirect  302 to /hello            /cut    a head that promises 100 bytes, then a close
+// or, when given a Handler, by what it answers (push's provider fakes).
 // Test-only code (linked into the tests, never into the server).
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace xb::net::testing {
 
 struct TestPki {
   std::string ca_pem;
-  std::string leaf_pem;  // SAN: DNS:localhost, IP:127.0.0.1
+  std::string leaf_pem;  // SAN: DNS:localhost, IP:127.0.0.1, and the extra names asked for
   std::string key_pem;
   std::string ca_file;  // ca_pem written to a temporary file (removed with the object)
   ~TestPki();
 };
 
-// A fresh CA and leaf (P-256, SHA-256), valid from an hour ago for a day.
-std::unique_ptr<TestPki> MakeTestPki();
+// A fresh CA and leaf (P-256, SHA-256), valid from an hour ago for a day; the leaf also names
+// `extra_dns_names` (e.g. the fixed provider hosts a pin sends to loopback).
+std::unique_ptr<TestPki> MakeTestPki(const std::vector<std::string>& extra_dns_names = {});
 
 // A server TLS context with the leaf, selecting `alpn` ("h2" or "http/1.1") when offered.
 std::shared_ptr<boost::asio::ssl::context> ServerTls(const TestPki& pki, std::string alpn);
 
+// What a scripted server saw (header names lower case) and what it answers.
+struct ServedRequest {
+  std::string method;
+  std::string path;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+
+  // First value of header `name`, or "".
+  std::string Header(std::string_view name) const;
+};
+struct ScriptedReply {
+  unsigned status = 200;
+  std::vector<std::pair<std::string, std::string>> headers{};
+  std::string body{};
+  bool stall = false;       // send nothing at all (the client's deadline ends it)
+  bool stall_body = false;  // send the head promising `body`, then nothing more
+};
+using Handler = std::function<ScriptedReply(const ServedRequest&)>;
+
 class LoopbackServer {
  public:
   enum class Protocol { kHttp1, kHttp2 };
-  // `tls` null: plain HTTP/1.1. kHttp2 needs `tls`.
+  // `tls` null: plain HTTP/1.1. kHttp2 needs `tls`. A `handler` answers every request; without
+  // one the fixed paths above answer. The handler runs on the io_context's thread.
   LoopbackServer(boost::asio::io_context& io, Protocol protocol,
-                 std::shared_ptr<boost::asio::ssl::context> tls);
+                 std::shared_ptr<boost::asio::ssl::context> tls, Handler handler = {});
   ~LoopbackServer();
 
   uint16_t port() const { return port_; }

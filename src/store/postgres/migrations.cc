@@ -100,8 +100,26 @@ CREATE TABLE push_cursor (
 INSERT INTO push_cursor (singleton, sequence_id) VALUES (true, 0);
 )sql";
 
-constexpr std::array<Migration, 1> kMigrations = {{
+// PUSH.md 3.1 constraints the initial schema lacked: signing_key only for channel 3 (HTTPS); the
+// epoch base stored exactly when a key is, never negative, and keys filling the slots in order.
+// Then PUSH-219 corrects rows already stored: commits and proposals were stored not eligible when
+// should_push was false (Welcomes were always stored eligible). The UPDATE reads every envelope
+// once; it rewrites only the commits and proposals stored not eligible.
+// implements: PUSH-219 (rows stored before the fix)
+constexpr std::string_view kPushConstraints = R"sql(
+ALTER TABLE push_recipient ADD CONSTRAINT push_recipient_signing_key
+  CHECK (signing_key IS NULL OR channel = 3);
+ALTER TABLE push_subscription ADD CONSTRAINT push_subscription_key_window CHECK (
+  (hmac_epoch_base IS NULL) = (hmac_key_0 IS NULL)
+  AND (hmac_epoch_base IS NULL OR hmac_epoch_base >= 0)
+  AND (hmac_key_1 IS NULL OR hmac_key_0 IS NOT NULL)
+  AND (hmac_key_2 IS NULL OR hmac_key_1 IS NOT NULL));
+UPDATE envelopes SET push_eligible = true WHERE is_commit_or_proposal AND NOT push_eligible;
+)sql";
+
+constexpr std::array<Migration, 2> kMigrations = {{
     {.version = 20260907000000, .name = "initial schema", .sql = kInitialSchema},
+    {.version = 20261205000000, .name = "push constraints", .sql = kPushConstraints},
 }};
 
 constexpr const char* kCreateBookkeeping = R"sql(

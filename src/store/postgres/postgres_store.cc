@@ -63,6 +63,10 @@ PostgresStore::PostgresStore(PostgresOptions options)
     replica_ = std::make_unique<ConnectionPool>(
         PoolOptions(options_, *options_.replica_url, "database.replica_url"));
   }
+  push_ = std::make_unique<PostgresPushStore>(
+      primary_, ReadPool(),
+      PostgresPushStore::Options{.primary_url = options_.primary_url,
+                                 .statement_timeout_ms = options_.statement_timeout_ms});
 }
 
 PostgresStore::~PostgresStore() = default;

@@ -19,6 +19,7 @@
 #include "base/status.h"
 #include "store/postgres/pool.h"
 #include "store/postgres/publish.h"
+#include "store/postgres/push.h"
 #include "store/store.h"
 
 namespace xb::store::postgres {
@@ -57,6 +58,9 @@ class PostgresStore final : public Store {
   // Store (store.h). Errors follow STORE.md 3.2; a pool without a free connection in time is
   // kPoolTimeout. Reads without a caller deadline are bounded by the statement timeout.
   StoreResult<int64_t> ClockNs() override;
+  // The push side (postgres/push.h): NotificationService on the primary, the dispatcher's reads on
+  // the read database, its lock on a connection of its own.
+  PushStore* push() override { return push_.get(); }
   Result<bool> ReadDatabaseCaughtUp(Clock::time_point deadline) override;
   StoreResult<std::vector<std::optional<EnvelopeMeta>>> FindDuplicates(
       const std::vector<std::pair<std::string, Hash>>& keys) override;
@@ -136,6 +140,7 @@ class PostgresStore final : public Store {
   ConnectionPool primary_;
   std::unique_ptr<ConnectionPool> replica_;  // null without a replica
   PublishCombiner publisher_;                // group commit of publishes on primary_
+  std::unique_ptr<PostgresPushStore> push_;  // uses primary_ and the read pool
   // Set once by Open (with a replica): the primary's WAL insert position after migrating.
   std::string startup_position_;
 

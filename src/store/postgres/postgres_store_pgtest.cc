@@ -278,7 +278,8 @@ TEST_F(PostgresStoreTest, MigratingTwiceIsANoOp) {
   EXPECT_GT(applied_ns, 0);
   auto second = Open();
   ASSERT_NE(second, nullptr);
-  EXPECT_EQ(SqlInt("SELECT count(*) FROM schema_migrations"), 1);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM schema_migrations"),
+            static_cast<int64_t>(EmbeddedMigrations().size()));
   EXPECT_EQ(SqlInt("SELECT applied_ns FROM schema_migrations WHERE version = 20260907000000"),
             applied_ns);
   EXPECT_EQ(SqlInt("SELECT count(*) FROM allocation_boundary"), 1);
@@ -302,7 +303,8 @@ TEST_F(PostgresStoreTest, ConcurrentStartersMigrateOnce) {
     t.join();
   }
   EXPECT_EQ(opened.load(), 4);
-  EXPECT_EQ(SqlInt("SELECT count(*) FROM schema_migrations"), 1);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM schema_migrations"),
+            static_cast<int64_t>(EmbeddedMigrations().size()));
   EXPECT_EQ(SqlInt("SELECT count(*) FROM allocation_boundary"), 1);
 }
 
@@ -1453,7 +1455,8 @@ TEST_F(PostgresReplicaTest, StartupWaitsForTheReplicaToReplayTheMigrations) {
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     ASSERT_TRUE(caught_up.ok()) << caught_up.ToString();
     // The wait ended only once the replica had replayed the migrations.
-    EXPECT_EQ(SqlInt("SELECT count(*) FROM schema_migrations", replica_.get()), 1);
+    EXPECT_EQ(SqlInt("SELECT count(*) FROM schema_migrations", replica_.get()),
+              static_cast<int64_t>(EmbeddedMigrations().size()));
   }
   {
     // Bounded by the startup deadline: the replica lags the primary's newest WAL position.

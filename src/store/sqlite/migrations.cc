@@ -89,8 +89,43 @@ CREATE TABLE push_cursor (
 INSERT INTO push_cursor (singleton, sequence_id) VALUES (1, 0);
 )sql";
 
-constexpr std::array<Migration, 1> kMigrations = {{
+// PUSH.md 3.1 constraints the initial schema lacked: signing_key only for channel 3 (HTTPS); the
+// epoch base stored exactly when a key is, never negative, and keys filling the slots in order.
+// SQLite cannot add a CHECK to an existing table (and rebuilding push_recipient would cascade into
+// push_subscription), so triggers enforce them; RAISE(ABORT) is a constraint error (kInvariant).
+// PUSH-219 then corrects rows already stored: commits and proposals were stored not eligible when
+// should_push was false; Welcomes were always stored eligible.
+// implements: PUSH-219 (rows stored before the fix)
+constexpr std::string_view kPushConstraints = R"sql(
+CREATE TRIGGER push_recipient_signing_key_insert BEFORE INSERT ON push_recipient
+WHEN NEW.signing_key IS NOT NULL AND NEW.channel <> 3
+BEGIN SELECT RAISE(ABORT, 'CHECK constraint failed: push_recipient_signing_key'); END;
+
+CREATE TRIGGER push_recipient_signing_key_update BEFORE UPDATE OF channel, signing_key
+ON push_recipient
+WHEN NEW.signing_key IS NOT NULL AND NEW.channel <> 3
+BEGIN SELECT RAISE(ABORT, 'CHECK constraint failed: push_recipient_signing_key'); END;
+
+CREATE TRIGGER push_subscription_key_window_insert BEFORE INSERT ON push_subscription
+WHEN NOT ((NEW.hmac_epoch_base IS NULL) = (NEW.hmac_key_0 IS NULL)
+          AND (NEW.hmac_epoch_base IS NULL OR NEW.hmac_epoch_base >= 0)
+          AND (NEW.hmac_key_1 IS NULL OR NEW.hmac_key_0 IS NOT NULL)
+          AND (NEW.hmac_key_2 IS NULL OR NEW.hmac_key_1 IS NOT NULL))
+BEGIN SELECT RAISE(ABORT, 'CHECK constraint failed: push_subscription_key_window'); END;
+
+CREATE TRIGGER push_subscription_key_window_update BEFORE UPDATE ON push_subscription
+WHEN NOT ((NEW.hmac_epoch_base IS NULL) = (NEW.hmac_key_0 IS NULL)
+          AND (NEW.hmac_epoch_base IS NULL OR NEW.hmac_epoch_base >= 0)
+          AND (NEW.hmac_key_1 IS NULL OR NEW.hmac_key_0 IS NOT NULL)
+          AND (NEW.hmac_key_2 IS NULL OR NEW.hmac_key_1 IS NOT NULL))
+BEGIN SELECT RAISE(ABORT, 'CHECK constraint failed: push_subscription_key_window'); END;
+
+UPDATE envelopes SET push_eligible = 1 WHERE is_commit_or_proposal = 1 AND push_eligible = 0;
+)sql";
+
+constexpr std::array<Migration, 2> kMigrations = {{
     {.version = 20260907000000, .name = "initial schema", .sql = kInitialSchema},
+    {.version = 20261205000000, .name = "push constraints", .sql = kPushConstraints},
 }};
 
 constexpr const char* kCreateBookkeeping = R"sql(

@@ -120,6 +120,8 @@ SqliteStore::SqliteStore(const SqliteOptions& options, std::unique_ptr<LockFile>
       readers_(std::move(readers)),
       checkpointer_(std::move(checkpointer)),
       writer_(std::move(writer)),
+      push_(std::make_unique<SqlitePushStore>(*writer_, *readers_, options.statement_timeout_ms,
+                                              &RealTimeNs)),
       last_committed_(last_committed) {
   writer_->SetAfterGroupCommit([this](bool committed) { AfterGroupCommit(committed); },
                                [this] { AfterGroupCompletions(); });
@@ -128,6 +130,7 @@ SqliteStore::SqliteStore(const SqliteOptions& options, std::unique_ptr<LockFile>
 SqliteStore::~SqliteStore() {
   // The writer thread may call NotifyCommit until it has stopped; stop it before anything else.
   // Its connection closes with it, and with it the WAL hook that wakes the checkpointer.
+  push_.reset();
   writer_.reset();
   checkpointer_.reset();
   readers_.reset();

@@ -23,6 +23,7 @@
 #include "store/sqlite/lock_file.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/publish.h"
+#include "store/sqlite/push.h"
 #include "store/sqlite/reader_pool.h"
 #include "store/sqlite/writer.h"
 #include "store/store.h"
@@ -51,8 +52,9 @@ class SqliteStore final : public Store {
   SqliteStore(const SqliteStore&) = delete;
   SqliteStore& operator=(const SqliteStore&) = delete;
 
-  // Store (store.h). ClockNs is the process real-time clock.
+  // Store (store.h). ClockNs is the process real-time clock; the push store uses it too.
   StoreResult<int64_t> ClockNs() override;
+  PushStore* push() override { return push_.get(); }
   StoreResult<std::vector<std::optional<EnvelopeMeta>>> FindDuplicates(
       const std::vector<std::pair<std::string, Hash>>& keys) override;
   StoreResult<std::vector<StoredEnvelope>> History(const std::string& topic) override;
@@ -119,6 +121,7 @@ class SqliteStore final : public Store {
   std::unique_ptr<ReaderPool> readers_;
   std::unique_ptr<Checkpointer> checkpointer_;
   std::unique_ptr<Writer> writer_;
+  std::unique_ptr<SqlitePushStore> push_;  // uses writer_ and readers_
 
   std::atomic<int64_t> last_committed_;  // written by the writer thread only
   int64_t group_committed_through_ = 0;  // writer thread only: highest id of the open group

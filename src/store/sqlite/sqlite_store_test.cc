@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "store/push_conformance.h"
 #include "store/sqlite/connection.h"
 #include "store/sqlite/test_support.h"
 #include "store/store_conformance.h"
@@ -32,6 +33,9 @@ std::unique_ptr<Store> MakeTempSqliteStore() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sqlite, StoreConformanceTest,
+                         ::testing::Values(StoreFactory(&MakeTempSqliteStore)),
+                         [](const auto&) { return std::string("Sqlite"); });
+INSTANTIATE_TEST_SUITE_P(Sqlite, PushConformanceTest,
                          ::testing::Values(StoreFactory(&MakeTempSqliteStore)),
                          [](const auto&) { return std::string("Sqlite"); });
 
@@ -172,7 +176,7 @@ TEST_F(SqliteStoreTest, MigrationsApplyOnceAndUnknownVersionsAreTolerated) {
   {
     std::unique_ptr<SqliteStore> store = MustOpen();
     ASSERT_NE(store, nullptr);
-    EXPECT_EQ(store->migrations().applied, std::vector<int64_t>({20260907000000}));
+    EXPECT_EQ(store->migrations().applied, std::vector<int64_t>({20260907000000, 20261205000000}));
     EXPECT_TRUE(store->migrations().unknown.empty());
   }
   {
