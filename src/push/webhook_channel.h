@@ -26,8 +26,8 @@ class WebhookChannel : public ChannelSender {
  public:
   static constexpr size_t kMaxBodyBytes = 16384;
 
-  // Uses options.ca_file and options.wall_clock (webhook-timestamp); options.pin is ignored.
-  // Fails (plain words) when TLS cannot be set up.
+  // Uses options.ca_file and options.wall_clock (webhook-timestamp); options.static_hosts is
+  // ignored. Fails (plain words) when TLS cannot be set up.
   static Expected<std::unique_ptr<WebhookChannel>, std::string> Create(
       boost::asio::any_io_executor executor, const config::HttpPushConfig& config,
       const ProviderOptions& options);

@@ -10,14 +10,17 @@
 #include "base/status.h"
 #include "config/config.h"
 #include "push/dispatcher.h"
+#include "telemetry/logger.h"
 
 namespace xb::server {
 
 // `provider_hosts`: the test build's table of fixed provider hosts (RunOptions); empty in the
-// shipped binary. Webhooks never use it.
+// shipped binary. Webhooks never use it. A channel that cannot be made (TLS set-up) is left out,
+// with one error line naming its table: its deliveries end `failed` (PUSH.md 8.3).
 push::ChannelFactory MakeChannelFactory(
     const config::PushConfig& push,
-    std::map<std::string, boost::asio::ip::tcp::endpoint, std::less<>> provider_hosts);
+    std::map<std::string, boost::asio::ip::tcp::endpoint, std::less<>> provider_hosts,
+    telemetry::Logger& logger);
 
 // PUSH.md 12: the APNs key must sign a provider token at start-up; a refusal names push.apns.key.
 Status CheckPushCredentials(const config::PushConfig& push);

@@ -136,7 +136,7 @@ int Server::Run() {
 }
 
 asio::awaitable<Server::StartOutcome> Server::Start() {
-  if (!StartTelemetry() || !LoadAuth()) {
+  if (!StartTelemetry() || !LoadAuth() || !CheckProviderCredentials()) {
     co_return StartOutcome::kFailed;
   }
   const StepOutcome database = co_await OpenDatabase();
@@ -282,6 +282,18 @@ bool Server::LoadAuth() {
   return true;
 }
 
+// Step 4: provider credentials load at start-up only (PUSH.md 12); the APNs key must sign.
+bool Server::CheckProviderCredentials() {
+  if (!config_.push) {
+    return true;
+  }
+  if (Status checked = CheckPushCredentials(*config_.push); !checked.ok()) {
+    Fail(checked.message());
+    return false;
+  }
+  return true;
+}
+
 // Step 5: the store — migrations applied, replica caught up — and OPS-020 against its clock.
 // [design] Start-up waits (connect, migrations, replica catch-up) are bounded by one minute; the
 // orchestrator's startup probe is the outer bound.
@@ -408,8 +420,8 @@ void Server::StartPushDispatcher() {
     return;
   }
   push_dispatcher_ = std::make_unique<push::Dispatcher>(
-      *store_, MakeChannelFactory(*config_.push, options_.provider_hosts), metrics_, logger_,
-      [streams = streams_.get()] { streams->RequestBoundaryAdvance(); },
+      *store_, MakeChannelFactory(*config_.push, options_.provider_hosts, logger_), metrics_,
+      logger_, [streams = streams_.get()] { streams->RequestBoundaryAdvance(); },
       push::DispatcherOptions{.poll_interval = config_.streams.poll_interval,
                               .max_attempts = static_cast<uint32_t>(config_.push->max_attempts),
                               .recipient_ttl_seconds = config_.push->recipient_ttl_seconds});

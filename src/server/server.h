@@ -92,10 +92,11 @@ class Server {
   struct Worker;
 
   // CONF.md 1.5, one method per step; false: the step failed and printed its line.
-  bool StartTelemetry();       // step 3
-  bool StartOtlpExporter();    // step 3 (traces, logs)
-  bool BindMetricsListener();  // step 3
-  bool LoadAuth();             // step 4
+  bool StartTelemetry();            // step 3
+  bool StartOtlpExporter();         // step 3 (traces, logs)
+  bool BindMetricsListener();       // step 3
+  bool LoadAuth();                  // step 4
+  bool CheckProviderCredentials();  // step 4
   enum class StepOutcome { kDone, kFailed, kStopped };
   boost::asio::awaitable<StepOutcome> OpenDatabase();  // step 5
   bool BuildPublicConfiguration();                     // step 6

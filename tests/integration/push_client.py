@@ -124,7 +124,9 @@ def commit(gid, should_push=False):
 
 
 def welcome(installation_key):
-    return E.welcome(installation_key)
+    """A Welcome with fresh data: never a duplicate of an earlier one (a duplicate stores nothing
+    new and produces no push, PUSH.md 6)."""
+    return E.welcome(installation_key, data=b"wrapped-welcome-" + os.urandom(8))
 
 
 def publish(server, *envs):
