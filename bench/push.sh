@@ -9,13 +9,15 @@
 #
 #   bench/push.sh [--quick] [--duration S] [--pg] [--binary PATH] [--sink PATH]
 #                 [--recipients N] [--topics T] [--batch B] [--publishers W] [--poll-ms MS]
+#                 [--log-level L]
 #
 # --quick = --duration 3. Default 10 s per phase. --pg: PostgreSQL (a throwaway cluster from
 # tests/support/pg_cluster.sh) instead of SQLite. --binary defaults to
 # build/src/xmtp-backend-testing (the test build: it reads XB_TEST_PROVIDER_PINS), --sink to
 # build/bench/push_sink (both from scripts/build). --batch: envelopes per Publish in phase (a)
-# (default 10; phase (b) sends one per call). --publishers: concurrent Publish calls in (a)
-# (default 4). --poll-ms: streams.poll_interval_ms (default 100). Nothing here asserts a timing.
+# (default 10; phase (b) batches only to stay under 500 calls/s). --publishers: concurrent Publish calls in (a)
+# (default 4). --poll-ms: streams.poll_interval_ms (default 100). --log-level: the server's
+# (default warn; its log's tail is printed when something fails). Nothing here asserts a timing.
 set -euo pipefail
 export LC_ALL=C
 
@@ -38,8 +40,9 @@ topics=1000
 batch=10
 publishers=4
 poll_ms=100
+log_level=warn
 usage() {
-  sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -53,6 +56,7 @@ while [[ $# -gt 0 ]]; do
     --batch) batch="$2"; shift ;;
     --publishers) publishers="$2"; shift ;;
     --poll-ms) poll_ms="$2"; shift ;;
+    --log-level) log_level="$2"; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown argument: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -211,7 +215,7 @@ start_server() {
 [server]
 identifier = "bench.local"
 listen = "127.0.0.1:$PORT"
-log_level = "warn"
+log_level = "$log_level"
 request_logger = false
 [telemetry]
 metrics_listen = "127.0.0.1:$MPORT"
@@ -259,7 +263,8 @@ run_tracked taskset -c "$LOAD_CPU" "$PYTHON" "$ROOT/bench/push_load.py" run \
   --target "127.0.0.1:$PORT" --server-pid "$SERVER_PID" --sink-status "$SINK_STATUS" \
   --out "$TMP" --recipients "$recipients" --topics "$topics" --duration "$duration" \
   --batch "$batch" --publishers "$publishers" --metrics "127.0.0.1:$MPORT" \
-  || die "the load client failed (server log: $(tail -n 5 "$TMP/server.log" | tr '\n' ' '))"
+  || die "the load client failed; the server's log ends with:
+$(tail -n 20 "$TMP/server.log")"
 LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
 kill -0 "$SERVER_PID" 2>/dev/null || die "the server died (log: $(tail -n 5 "$TMP/server.log"))"
 stop_pid "$SINK_PID"
@@ -272,7 +277,7 @@ cat <<EOF
 machine     $(nproc) CPUs; server on CPU $SERVER_CPU (taskset), load client and sink on CPU $LOAD_CPU; load average before $LOAD_BEFORE, after $LOAD_AFTER
 server      $binary ($ENGINE), streams.poll_interval_ms = $poll_ms
 recipients  $recipients APNs recipients (64 hex digit tokens), each subscribed to one of $topics group-message topics ($((recipients / topics)) per topic)
-load        python3-grpcio $("$PYTHON" -c 'import grpc; print(grpc.__version__)'); (a) $publishers concurrent Publish calls of $batch envelopes for $duration s; (b) one envelope per call, paced at half (a)'s deliveries/s, for $duration s
+load        python3-grpcio $("$PYTHON" -c 'import grpc; print(grpc.__version__)'); (a) $publishers concurrent Publish calls of $batch envelopes for $duration s; (b) paced at half (a)'s deliveries/s, for $duration s
 sink        bench/push_sink (nghttp2 $(pkg-config --modversion libnghttp2 2>/dev/null || echo '?'), OpenSSL, one thread) on 127.0.0.1:$SINK_PORT as $APNS_HOST, $SINK_CONNECTIONS connection(s) from the server; self-test: ${SINK_RATE} req/s from h2load (1 connection, 100 streams), ${SINK_US} µs of sink CPU per request
 latency     publish time = when the Publish call returned (CLOCK_REALTIME), push time = the sink's arrival time, joined on (topic, sequence_id)
 --- server config ---
