@@ -2,9 +2,10 @@
 # bench/push.sh: push notifications end to end (issue 30). 10,000 APNs recipients subscribed
 # across 1,000 group-message topics (10 each), group messages published with should_push = true,
 # every push answered by bench/push_sink (an APNs-shaped HTTP/2 sink over TLS) standing in for
-# api.sandbox.push.apple.com. Two phases: (a) publishing as fast as the load client can for
-# --duration seconds, (b) at half the deliveries/s measured in (a). Reports deliveries/s, server
-# CPU per delivery and publish -> push latency p50/p99 in a markdown table, with the goals.
+# api.sandbox.push.apple.com. Phases: (a) publishing as fast as the load client can for
+# --duration seconds, (b) at half the deliveries/s measured in (a), (c) at 1,000 deliveries/s for
+# context (the latency floor). Reports deliveries/s, server CPU per delivery and publish -> push
+# latency p50/p99 in a markdown table, with the goals.
 # See bench/README.md and shared/BENCHMARKS.md.
 #
 #   bench/push.sh [--quick] [--duration S] [--pg] [--binary PATH] [--sink PATH]
@@ -277,7 +278,7 @@ cat <<EOF
 machine     $(nproc) CPUs; server on CPU $SERVER_CPU (taskset), load client and sink on CPU $LOAD_CPU; load average before $LOAD_BEFORE, after $LOAD_AFTER
 server      $binary ($ENGINE), streams.poll_interval_ms = $poll_ms
 recipients  $recipients APNs recipients (64 hex digit tokens), each subscribed to one of $topics group-message topics ($((recipients / topics)) per topic)
-load        python3-grpcio $("$PYTHON" -c 'import grpc; print(grpc.__version__)'); (a) $publishers concurrent Publish calls of $batch envelopes for $duration s; (b) paced at half (a)'s deliveries/s, for $duration s
+load        python3-grpcio $("$PYTHON" -c 'import grpc; print(grpc.__version__)'); (a) $publishers concurrent Publish calls of $batch envelopes for $duration s; (b) paced at half (a)'s deliveries/s, (c) at 1,000 deliveries/s, $duration s each
 sink        bench/push_sink (nghttp2 $(pkg-config --modversion libnghttp2 2>/dev/null || echo '?'), OpenSSL, one thread) on 127.0.0.1:$SINK_PORT as $APNS_HOST, $SINK_CONNECTIONS connection(s) from the server; self-test: ${SINK_RATE} req/s from h2load (1 connection, 100 streams), ${SINK_US} µs of sink CPU per request
 latency     publish time = when the Publish call returned (CLOCK_REALTIME), push time = the sink's arrival time, joined on (topic, sequence_id)
 --- server config ---
