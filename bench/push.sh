@@ -8,11 +8,11 @@
 # latency p50/p99 in a markdown table, with the goals.
 # See bench/README.md and shared/BENCHMARKS.md.
 #
-#   bench/push.sh [--quick] [--duration S] [--pg] [--binary PATH] [--sink PATH]
+#   bench/push.sh [--quick] [--repeats N] [--duration S] [--pg] [--binary PATH] [--sink PATH]
 #                 [--recipients N] [--topics T] [--batch B] [--publishers W] [--poll-ms MS]
 #                 [--log-level L]
 #
-# --quick = --duration 3. Default 10 s per phase. --pg: PostgreSQL (a throwaway cluster from
+# --quick = 1 repeat of 3 s. Default 3 repeats of 10 s per phase, medians in the table. --pg: PostgreSQL (a throwaway cluster from
 # tests/support/pg_cluster.sh) instead of SQLite. --binary defaults to
 # build/src/xmtp-backend-testing (the test build: it reads XB_TEST_PROVIDER_PINS), --sink to
 # build/bench/push_sink (both from scripts/build). --batch: envelopes per Publish in phase (a)
@@ -33,6 +33,7 @@ readonly PYTHON=/usr/bin/python3
 
 ARGS=("$@")
 duration=10
+repeats=3
 binary="$ROOT/build/src/xmtp-backend-testing"
 sink="$ROOT/build/bench/push_sink"
 pg=0
@@ -47,7 +48,8 @@ usage() {
 }
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --quick) duration=3 ;;
+    --quick) duration=3; repeats=1 ;;
+    --repeats) repeats="$2"; shift ;;
     --duration) duration="$2"; shift ;;
     --pg) pg=1 ;;
     --binary) binary="$2"; shift ;;
@@ -63,7 +65,7 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-for v in duration recipients topics batch publishers poll_ms; do
+for v in duration repeats recipients topics batch publishers poll_ms; do
   [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || { echo "--${v//_/-} wants a positive integer" >&2; exit 2; }
 done
 ((recipients % topics == 0)) || { echo "--recipients must be a multiple of --topics" >&2; exit 2; }
@@ -263,7 +265,7 @@ export PYTHONPATH="$ROOT/build/python:$ROOT/tests/integration"
 run_tracked taskset -c "$LOAD_CPU" "$PYTHON" "$ROOT/bench/push_load.py" run \
   --target "127.0.0.1:$PORT" --server-pid "$SERVER_PID" --sink-status "$SINK_STATUS" \
   --out "$TMP" --recipients "$recipients" --topics "$topics" --duration "$duration" \
-  --batch "$batch" --publishers "$publishers" --metrics "127.0.0.1:$MPORT" \
+  --batch "$batch" --publishers "$publishers" --repeats "$repeats" --metrics "127.0.0.1:$MPORT" \
   || die "the load client failed; the server's log ends with:
 $(tail -n 20 "$TMP/server.log")"
 LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -278,7 +280,7 @@ cat <<EOF
 machine     $(nproc) CPUs; server on CPU $SERVER_CPU (taskset), load client and sink on CPU $LOAD_CPU; load average before $LOAD_BEFORE, after $LOAD_AFTER
 server      $binary ($ENGINE), streams.poll_interval_ms = $poll_ms
 recipients  $recipients APNs recipients (64 hex digit tokens), each subscribed to one of $topics group-message topics ($((recipients / topics)) per topic)
-load        python3-grpcio $("$PYTHON" -c 'import grpc; print(grpc.__version__)'); (a) $publishers concurrent Publish calls of $batch envelopes for $duration s; (b) paced at half (a)'s deliveries/s, (c) at 1,000 deliveries/s, $duration s each
+load        python3-grpcio $("$PYTHON" -c 'import grpc; print(grpc.__version__)'); (a) $publishers concurrent Publish calls of $batch envelopes for $duration s; (b) paced at half (a)'s deliveries/s, (c) at 1,000 deliveries/s, $duration s each; $repeats repeat(s) of the three in turn
 sink        bench/push_sink (nghttp2 $(pkg-config --modversion libnghttp2 2>/dev/null || echo '?'), OpenSSL, one thread) on 127.0.0.1:$SINK_PORT as $APNS_HOST, $SINK_CONNECTIONS connection(s) from the server; self-test: ${SINK_RATE} req/s from h2load (1 connection, 100 streams), ${SINK_US} µs of sink CPU per request
 latency     publish time = when the Publish call returned (CLOCK_REALTIME), push time = the sink's arrival time, joined on (topic, sequence_id)
 --- server config ---

@@ -3,13 +3,14 @@ publishes push-eligible group messages, and joins the sink's arrivals with the p
 
   push_load.py run    --target HOST:PORT --server-pid PID --sink-status FILE --out DIR
                       [--recipients N] [--topics T] [--duration S] [--batch B]
-                      [--publishers W] [--metrics HOST:PORT]
+                      [--publishers W] [--metrics HOST:PORT] [--repeats R]
   push_load.py report --out DIR --records FILE [--poll-ms MS]
 
-`run` writes DIR/publishes.txt (one line per stored envelope: phase, the CLOCK_REALTIME ns at
-which its Publish call returned, sequence id, base64 topic) and DIR/phases.json (per phase: the
-publish window, server CPU seconds at its start, at the end of publishing and when the sink had
-every expected push). `report` reads those and the sink's records and prints the markdown table.
+`run` repeats phases (a) max, (b) half and (c) light R times and writes DIR/publishes.txt (one
+line per stored envelope: phase, the CLOCK_REALTIME ns at which its Publish call returned,
+sequence id, base64 topic) and DIR/phases.json (per phase: the publish window, server CPU seconds
+at its start, at the end of publishing and when the sink had every expected push). `report` reads
+those and the sink's records and prints the markdown table of medians.
 Needs /usr/bin/python3 with python3-grpcio and PYTHONPATH holding build/python and
 tests/integration (envelopes.py builds the MLS PrivateMessage bytes)."""
 import argparse
@@ -279,6 +280,29 @@ def scrape_deliveries(metrics):
     return out
 
 
+def run_repeat(args, publisher, rep):
+    """Phases (a), (b) and (c) once; their summaries."""
+    per_topic = args.recipients // args.topics
+    a = run_phase("max.%d" % rep, args, publisher, lambda: publisher.closed_loop(args.duration))
+    a.update(kind="max", asked=0, batch=args.batch)
+    deliveries_s = a["pushes"] / (max(a["last_ns"] - a["t0"], 1) / 1e9)
+    half = deliveries_s / 2 / per_topic
+    log("max.%d: %.0f deliveries/s; half rate = %.1f envelopes/s" % (rep, deliveries_s, half))
+    phases = [a]
+    if half >= 1:
+        batch = max(1, -(-int(half) // MAX_PACED_CALLS))
+        b = run_phase("half.%d" % rep, args, publisher,
+                      lambda: publisher.paced(args.duration, half, batch))
+        b.update(kind="half", asked=half, batch=batch)
+        phases.append(b)
+    light = LIGHT_DELIVERIES_S / per_topic
+    c = run_phase("light.%d" % rep, args, publisher,
+                  lambda: publisher.paced(args.duration, light, 1))
+    c.update(kind="light", asked=light, batch=1)
+    phases.append(c)
+    return phases
+
+
 def cmd_run(args):
     group_ids = [os.urandom(16) for _ in range(args.topics)]
     topics = [E.group_topic(g) for g in group_ids]
@@ -287,24 +311,11 @@ def cmd_run(args):
     log("registered and subscribed in %.1f s" % took)
     publisher = Publisher(args, group_ids)
     gate(args, publisher)
-    phases = [run_phase("max", args, publisher,
-                        lambda: publisher.closed_loop(args.duration))]
-    a = phases[0]
-    rate = a["envelopes"] / ((a["t1"] - a["t0"]) / 1e9)
-    deliveries_s = a["pushes"] / (max(a["last_ns"] - a["t0"], 1) / 1e9)
-    half = deliveries_s / 2 / (args.recipients // args.topics)
-    log("max: %.0f envelopes/s published, %.0f deliveries/s; half rate = %.1f envelopes/s" %
-        (rate, deliveries_s, half))
-    half_batch = max(1, -(-int(half) // MAX_PACED_CALLS))
-    if half >= 1:
-        phases.append(run_phase("half", args, publisher,
-                                lambda: publisher.paced(args.duration, half, half_batch)))
-    light = LIGHT_DELIVERIES_S / (args.recipients // args.topics)
-    phases.append(run_phase("light", args, publisher,
-                            lambda: publisher.paced(args.duration, light, 1)))
+    phases = []
+    for rep in range(1, args.repeats + 1):
+        phases += run_repeat(args, publisher, rep)
     summary = {"phases": phases, "register_s": took, "recipients": args.recipients,
-               "topics": args.topics, "batch": args.batch, "publishers": args.publishers,
-               "duration": args.duration, "half_rate": half, "half_batch": half_batch}
+               "topics": args.topics, "repeats": args.repeats}
     if args.metrics:
         summary["metrics"] = scrape_deliveries(args.metrics)
     with open(os.path.join(args.out, "phases.json"), "w") as f:
@@ -356,6 +367,35 @@ def phase_figures(phase, rows, arrivals, per_topic):
             "last": last}
 
 
+def median(values):
+    values = sorted(values)
+    return values[(len(values) - 1) // 2] if values else float("nan")
+
+
+def drain_note(phase, f):
+    """Dispatch alone, when a tenth or more of the phase's pushes came after publishing ended."""
+    tail_s = (f["last"] - phase["t1"]) / 1e9
+    if f["tail"] < 0.1 * f["deliveries"] or tail_s < 0.5:
+        return ""
+    return " (drain after publishing: %.0f deliveries/s, %.1f µs/delivery)" % (
+        f["tail"] / tail_s, (phase["cpu2"] - phase["cpu1"]) * 1e6 / f["tail"])
+
+
+def row_label(kind, phases, goal_p99, m):
+    """(label, goal text) of a table row; `m` holds the medians."""
+    if kind == "max":
+        met = "met" if m["deliveries_s"] >= 10000 else "NOT met"
+        return ("(a) as fast as it can (%d per Publish)" % phases[0]["batch"],
+                ">= 10,000 deliveries/s: " + met)
+    if kind == "half":
+        met = "met" if m["p99"] <= goal_p99 else "NOT met"
+        return ("(b) half rate (%.0f envelopes/s asked, %d per Publish)" % (
+            median([p["asked"] for p in phases]), phases[0]["batch"]),
+            "p99 <= %d ms: %s" % (goal_p99, met))
+    return ("(c) light (%.0f envelopes/s asked, 1 per Publish)" % phases[0]["asked"],
+            "none (context)")
+
+
 def cmd_report(args):
     with open(os.path.join(args.out, "phases.json")) as f:
         summary = json.load(f)
@@ -366,42 +406,36 @@ def cmd_report(args):
             rows[name].append((int(returned), int(seq), topic))
     arrivals = load_records(args.records)
     per_topic = summary["recipients"] // summary["topics"]
-    goal_p99 = args.poll_ms + 50
+    fields = ("envelopes_s", "deliveries_s", "cpu_us", "cpu_pct", "p50", "p99", "max")
+    print("Medians of %d repeat(s); missing and extra are totals." % summary["repeats"])
+    print()
     print("| phase | envelopes/s | deliveries/s | server CPU µs/delivery | server CPU % | "
           "p50 ms | p99 ms | max ms | missing | extra | goal |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     notes = []
-    for phase in summary["phases"]:
-        f = phase_figures(phase, rows[phase["name"]], arrivals, per_topic)
-        if phase["name"] == "max":
-            goal = ">= 10,000 deliveries/s: %s" % ("met" if f["deliveries_s"] >= 10000 else
-                                                    "NOT met")
-            label = "(a) as fast as it can"
-        elif phase["name"] == "light":
-            goal = "(context: latency at a light load)"
-            label = "(c) light: %d deliveries/s asked, 1 per Publish" % LIGHT_DELIVERIES_S
-        else:
-            goal = "p99 <= %d ms: %s" % (goal_p99, "met" if f["p99"] <= goal_p99 else "NOT met")
-            label = "(b) half rate (%.0f envelopes/s asked, %d per Publish)" % (
-                summary["half_rate"], summary["half_batch"])
+    for kind in ("max", "half", "light"):
+        phases = [p for p in summary["phases"] if p["kind"] == kind]
+        if not phases:
+            continue
+        figures = [phase_figures(p, rows[p["name"]], arrivals, per_topic) for p in phases]
+        m = {k: median([f[k] for f in figures]) for k in fields}
+        label, goal = row_label(kind, phases, args.poll_ms + 50, m)
         print("| %s | %.0f | %.0f | %.1f | %.0f | %.1f | %.1f | %.1f | %d | %d | %s |" % (
-            label, f["envelopes_s"], f["deliveries_s"], f["cpu_us"], f["cpu_pct"], f["p50"],
-            f["p99"], f["max"], f["missing"], f["extra"], goal))
-        notes.append("%s: %d deliveries over %.2f s from the first publish to the last push, %d "
-                     "of them after publishing stopped" % (phase["name"], f["deliveries"],
-                                                           f["span"], f["tail"]))
-        tail_s = (f["last"] - phase["t1"]) / 1e9
-        if f["tail"] >= 0.1 * f["deliveries"] and tail_s >= 0.5:
-            notes[-1] += ("; that drain alone (dispatch, no publishes): %.0f deliveries/s, %.1f "
-                          "µs of server CPU per delivery" % (
-                              f["tail"] / tail_s, (phase["cpu2"] - phase["cpu1"]) * 1e6 /
-                              f["tail"]))
+            label, m["envelopes_s"], m["deliveries_s"], m["cpu_us"], m["cpu_pct"], m["p50"],
+            m["p99"], m["max"], sum(f["missing"] for f in figures),
+            sum(f["extra"] for f in figures), goal))
+        notes += ["%s: %.0f deliveries/s, %.1f µs/delivery, p99 %.1f ms; %d pushes in %.2f s, %d "
+                  "after publishing stopped%s" % (
+                      p["name"], f["deliveries_s"], f["cpu_us"], f["p99"], f["deliveries"],
+                      f["span"], f["tail"], drain_note(p, f)) for p, f in zip(phases, figures)]
     print()
     for note in notes:
         print("- " + note)
     if "metrics" in summary:
         print("- server xmtp_push_deliveries_total{channel=\"apns\"} at the end (gate included): %s"
               % json.dumps(summary["metrics"], sort_keys=True))
+    print("- registering and subscribing %d recipients took %.1f s" % (summary["recipients"],
+                                                                     summary["register_s"]))
 
 
 def main():
@@ -418,6 +452,7 @@ def main():
     run.add_argument("--batch", type=int, default=10)
     run.add_argument("--publishers", type=int, default=4)
     run.add_argument("--metrics", default="")
+    run.add_argument("--repeats", type=int, default=3)
     report = sub.add_parser("report")
     report.add_argument("--out", required=True)
     report.add_argument("--records", required=True)
