@@ -258,7 +258,7 @@ start_server
 log "server pid $SERVER_PID on 127.0.0.1:$PORT ($ENGINE), sink on 127.0.0.1:$SINK_PORT"
 
 # ---------------------------------------------------------------------------------------------
-# Load: register, gate (one publish -> one push per subscriber), phases (a) and (b).
+# Load: register, gate (one publish -> one push per subscriber), phases (a), (b) and (c).
 # ---------------------------------------------------------------------------------------------
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 export PYTHONPATH="$ROOT/build/python:$ROOT/tests/integration"
