@@ -31,10 +31,22 @@ Streams::~Streams() { Stop(); }
 
 void Streams::Start(asio::any_io_executor executor) {
   ready_timer_.emplace(executor, asio::steady_timer::time_point::max());
-  store_.SetCommitListener([this](int64_t last_id) { tailer_.OnCommit(last_id); },
-                           [this] { return registry_.has_registrations(); });
+  store_.SetCommitListener(
+      [this](int64_t last_id) {
+        tailer_.OnCommit(last_id);
+        std::lock_guard lock(observer_mu_);
+        if (commit_observer_) {
+          commit_observer_();
+        }
+      },
+      [this] { return registry_.has_registrations(); });
   started_ = true;
   tailer_.Start();
+}
+
+void Streams::SetCommitObserver(std::function<void()> observer) {
+  std::lock_guard lock(observer_mu_);
+  commit_observer_ = std::move(observer);
 }
 
 void Streams::OnFirstReady() {

@@ -14,6 +14,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <mutex>
 #include <optional>
 
 #include "fanout/fetch_permits.h"
@@ -61,6 +63,9 @@ class Streams {
   // PUSH.md 8.2 step 4: an attempt of the boundary task (Tailer::RequestBoundaryAdvance). Any
   // thread.
   void RequestBoundaryAdvance() { tailer_.RequestBoundaryAdvance(); }
+  // Also told of every commit the store's commit listener hears (the push dispatcher's wake-up),
+  // after the tailer, on the committing thread; it must be quick. nullptr: none. Any thread.
+  void SetCommitObserver(std::function<void()> observer);
   // Stops the tailer and disconnects the commit listener. Idempotent.
   void Stop();
 
@@ -87,6 +92,9 @@ class Streams {
   bool ready_ = false;
   bool wait_cancelled_ = false;
   bool started_ = false;
+
+  std::mutex observer_mu_;
+  std::function<void()> commit_observer_;  // guarded by observer_mu_
 };
 
 }  // namespace xb::fanout

@@ -142,6 +142,8 @@ class Dispatcher::Loop {
   asio::awaitable<void> Run();
   void RequestDrain(Clock::time_point deadline);
   void RequestStop() { RequestDrain(Clock::now()); }
+  // A commit stored rows: a holder asleep between ticks loads now (Dispatcher::Wake).
+  void OnWake();
 
   ChannelSenders senders;
 
@@ -149,6 +151,7 @@ class Dispatcher::Loop {
   asio::awaitable<bool> Acquire();
   asio::awaitable<void> Hold(std::shared_ptr<Holding> h);
   asio::awaitable<bool> Tick(std::shared_ptr<Holding> h);
+  asio::awaitable<void> LoadAtBoundary(std::shared_ptr<Holding> h);
   asio::awaitable<bool> PersistCursor(std::shared_ptr<Holding> h);
   asio::awaitable<bool> RetentionIfDue(std::shared_ptr<Holding> h);
   asio::awaitable<void> Load(std::shared_ptr<Holding> h, int64_t boundary);
@@ -180,6 +183,8 @@ class Dispatcher::Loop {
   asio::steady_timer wake_;
   std::unique_ptr<store::PushLock> candidate_;  // between election tries; lock pool only
   bool draining_ = false;
+  bool woken_ = false;            // a commit since the last load step began
+  bool holder_sleeping_ = false;  // Hold() sleeps between steps: a wake-up may cut it short
   Clock::time_point drain_deadline_ = Clock::time_point::max();
   size_t attempts_running_ = 0;
 };
@@ -222,6 +227,13 @@ void Dispatcher::Loop::RequestDrain(Clock::time_point deadline) {
   draining_ = true;
   drain_deadline_ = std::min(drain_deadline_, deadline);
   wake_.cancel();
+}
+
+void Dispatcher::Loop::OnWake() {
+  woken_ = true;
+  if (holder_sleeping_) {
+    wake_.cancel();
+  }
 }
 
 void Dispatcher::Loop::MarkLost(Holding& h) {
@@ -290,21 +302,34 @@ asio::awaitable<void> Dispatcher::Loop::Hold(std::shared_ptr<Holding> h) {
     d_.metrics_.push().dispatcher.Set(1);
     d_.logger_.Info("push dispatcher lock taken");
   }
+  // The tick of PUSH.md 8.2 every poll interval; between ticks, a commit (Wake) or a due retry
+  // runs a load step alone, so a push need not wait for the next tick.
+  Clock::time_point tick_due = Clock::now();
   while (!h->lost) {
-    if (!co_await Tick(h)) {
-      break;
+    woken_ = false;
+    if (Clock::now() >= tick_due) {
+      if (!co_await Tick(h)) {
+        break;
+      }
+      tick_due = Clock::now() + d_.options_.poll_interval;
+    } else {
+      co_await LoadAtBoundary(h);
     }
     if (draining_ && (h->queue.empty() || Clock::now() >= drain_deadline_ - kDrainMargin)) {
       break;
     }
-    Clock::time_point next = Clock::now() + d_.options_.poll_interval;
+    Clock::time_point next = tick_due;
     if (auto due = h->queue.NextDue()) {
       next = std::min(next, *due);
     }
     if (draining_) {
       next = std::min(next, drain_deadline_ - kDrainMargin);
     }
-    co_await SleepUntil(next);
+    if (!woken_ || draining_) {
+      holder_sleeping_ = true;
+      co_await SleepUntil(next);
+      holder_sleeping_ = false;
+    }
   }
   co_await EndHolding(std::move(h));
 }
@@ -342,6 +367,19 @@ asio::awaitable<bool> Dispatcher::Loop::Tick(std::shared_ptr<Holding> h) {
   }
   Pump(h);
   co_return !h->lost;
+}
+
+// Between ticks: windows up to the current boundary, and due attempts started. No liveness query
+// or cursor write (those are the tick's); nothing new is loaded while draining.
+asio::awaitable<void> Dispatcher::Loop::LoadAtBoundary(std::shared_ptr<Holding> h) {
+  if (!draining_) {
+    auto read_boundary = [](store::PushStore& push) { return push.ClosedBoundary(); };
+    auto boundary = co_await OnRead(std::move(read_boundary));
+    if (boundary.ok()) {
+      co_await Load(h, boundary.value());
+    }
+  }
+  Pump(h);
 }
 
 // implements: PUSH-257 (the cursor is written by compare-and-set, never lower; a failed CAS is an
@@ -597,6 +635,10 @@ void Dispatcher::Start() {
   XB_CHECK(io_ == nullptr && !stopped_);
   io_ = std::make_unique<asio::io_context>(1);
   loop_ = std::make_unique<Loop>(*this, io_->get_executor());
+  {
+    std::lock_guard lock(wake_mu_);
+    accepting_wakes_ = true;
+  }
   thread_ = std::thread([this] {
     NameThisThread("xb-push");
     loop_->senders = channels_(io_->get_executor());
@@ -621,11 +663,30 @@ void Dispatcher::Drain(Clock::time_point deadline) {
   done_cv_.wait_until(lock, deadline + kDrainMargin, [this] { return done_; });
 }
 
+void Dispatcher::Wake() {
+  if (wake_posted_.exchange(true, std::memory_order_acq_rel)) {
+    return;  // one wake-up is on its way; it sees this commit too
+  }
+  std::lock_guard lock(wake_mu_);
+  if (!accepting_wakes_) {
+    wake_posted_.store(false, std::memory_order_release);
+    return;
+  }
+  asio::post(*io_, [this] {
+    wake_posted_.store(false, std::memory_order_release);
+    loop_->OnWake();
+  });
+}
+
 void Dispatcher::Stop() {
   if (stopped_) {
     return;
   }
   stopped_ = true;
+  {
+    std::lock_guard lock(wake_mu_);
+    accepting_wakes_ = false;
+  }
   if (thread_.joinable()) {
     asio::post(*io_, [this] { loop_->RequestStop(); });
     thread_.join();

@@ -15,6 +15,7 @@
 // and counts only, never recipient ids, tokens, URLs or topics (OPS-014).
 #pragma once
 
+#include <atomic>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
@@ -76,6 +77,10 @@ class Dispatcher {
   // Ends the thread: a holder still running persists its cursor and releases the lock at once,
   // attempts in flight end within their own deadline. Joins. Idempotent; safe before Start.
   void Stop();
+  // A commit stored rows (the store's commit listener, through the server): a holder loads up to
+  // the boundary now instead of at its next tick. Thread-safe, never blocks; wake-ups coalesce.
+  // A no-op before Start and from Stop on.
+  void Wake();
 
  private:
   struct Holding;
@@ -97,6 +102,10 @@ class Dispatcher {
   std::unique_ptr<Loop> loop_;  // lives on io_'s thread
   std::thread thread_;
   bool stopped_ = false;  // controlling thread only
+
+  std::atomic<bool> wake_posted_{false};  // a wake-up is posted and not yet run
+  std::mutex wake_mu_;
+  bool accepting_wakes_ = false;  // guarded by wake_mu_: io_ and loop_ exist and run
 
   std::mutex mu_;
   std::condition_variable done_cv_;

@@ -177,5 +177,23 @@ TEST_F(DispatcherSqliteTest, ARestartContinuesFromThePersistedCursor) {
   EXPECT_EQ(script_->CallsTo(Id(4), second), 1);
 }
 
+// A commit wakes the holder between ticks: with a tick a minute apart, the push goes out once
+// Wake() is called, not at the next tick.
+TEST_F(DispatcherSqliteTest, AWakeLoadsBetweenTicks) {
+  options_.poll_interval = std::chrono::minutes(1);
+  const std::string topic = store::test_data::GroupTopic(4);
+  Register(Apns(5));
+  Subscribe(Apns(5), topic);
+  const int64_t first = Publish(topic, "sent by the first tick");
+  Start();
+  ASSERT_TRUE(WaitFor([&] { return script_->CallsTo(Id(5), first) == 1; }));
+  const int64_t sent = Publish(topic, "after the first tick");
+  std::this_thread::sleep_for(milliseconds(200));
+  EXPECT_EQ(script_->Calls(), 1) << "the first tick has passed; the next one is a minute away";
+  dispatcher_->Wake();
+  ASSERT_TRUE(WaitFor([&] { return script_->CallsTo(Id(5), sent) == 1; }));
+  EXPECT_EQ(script_->Calls(), 2);
+}
+
 }  // namespace
 }  // namespace xb::push

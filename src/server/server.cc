@@ -426,6 +426,9 @@ void Server::StartPushDispatcher() {
                               .max_attempts = static_cast<uint32_t>(config_.push->max_attempts),
                               .recipient_ttl_seconds = config_.push->recipient_ttl_seconds});
   push_dispatcher_->Start();
+  // A commit wakes the holder at once (it loads up to the boundary), so a push need not wait for
+  // the next tick; the tick still runs every poll interval.
+  streams_->SetCommitObserver([d = push_dispatcher_.get()] { d->Wake(); });
 }
 
 void Server::BuildRouter() {
@@ -629,6 +632,7 @@ void Server::Stop() {
     push_drain_.join();
   }
   if (push_dispatcher_) {
+    streams_->SetCommitObserver(nullptr);
     push_dispatcher_->Stop();
   }
   db_pool_->Stop();
