@@ -20,12 +20,14 @@ Streams::Streams(store::Store& store, store::DbPool& db, telemetry::Metrics& met
       fetch_permits_(options.fetch_permits),
       wave_buffers_(options.fetch_permits, options.wave_buffer_bytes),
       history_cache_(options.history_cache_bytes),
-      tailer_(store, registry_, metrics, logger, std::move(encoder),
-              TailerOptions{.poll_interval = options.poll_interval,
-                            .max_gap_ranges = options.max_gap_ranges,
-                            .commit_wake_gap = store.CommitWakeGap(),
-                            .tracer = tracer,
-                            .on_first_ready = [this] { OnFirstReady(); }}) {}
+      tailer_(
+          store, registry_, metrics, logger, std::move(encoder),
+          TailerOptions{.poll_interval = options.poll_interval,
+                        .max_gap_ranges = options.max_gap_ranges,
+                        .commit_wake_gap = store.CommitWakeGap(),
+                        .tracer = tracer,
+                        .on_first_ready = [this] { OnFirstReady(); },
+                        .on_boundary_advanced = [this] { TellObserver(Progress::kBoundary); }}) {}
 
 Streams::~Streams() { Stop(); }
 
@@ -34,19 +36,23 @@ void Streams::Start(asio::any_io_executor executor) {
   store_.SetCommitListener(
       [this](int64_t last_id) {
         tailer_.OnCommit(last_id);
-        std::lock_guard lock(observer_mu_);
-        if (commit_observer_) {
-          commit_observer_();
-        }
+        TellObserver(Progress::kCommit);
       },
       [this] { return registry_.has_registrations(); });
   started_ = true;
   tailer_.Start();
 }
 
-void Streams::SetCommitObserver(std::function<void()> observer) {
+void Streams::SetProgressObserver(std::function<void(Progress)> observer) {
   std::lock_guard lock(observer_mu_);
-  commit_observer_ = std::move(observer);
+  progress_observer_ = std::move(observer);
+}
+
+void Streams::TellObserver(Progress progress) {
+  std::lock_guard lock(observer_mu_);
+  if (progress_observer_) {
+    progress_observer_(progress);
+  }
 }
 
 void Streams::OnFirstReady() {

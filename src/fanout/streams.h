@@ -63,9 +63,11 @@ class Streams {
   // PUSH.md 8.2 step 4: an attempt of the boundary task (Tailer::RequestBoundaryAdvance). Any
   // thread.
   void RequestBoundaryAdvance() { tailer_.RequestBoundaryAdvance(); }
-  // Also told of every commit the store's commit listener hears (the push dispatcher's wake-up),
-  // after the tailer, on the committing thread; it must be quick. nullptr: none. Any thread.
-  void SetCommitObserver(std::function<void()> observer);
+  // What moved: a commit the store's commit listener heard (on the committing thread, after the
+  // tailer), or the stored allocation boundary (on the boundary worker's thread).
+  enum class Progress : uint8_t { kCommit, kBoundary };
+  // Told of both (the push dispatcher's wake-up); it must be quick. nullptr: none. Any thread.
+  void SetProgressObserver(std::function<void(Progress)> observer);
   // Stops the tailer and disconnects the commit listener. Idempotent.
   void Stop();
 
@@ -94,7 +96,8 @@ class Streams {
   bool started_ = false;
 
   std::mutex observer_mu_;
-  std::function<void()> commit_observer_;  // guarded by observer_mu_
+  std::function<void(Progress)> progress_observer_;  // guarded by observer_mu_
+  void TellObserver(Progress progress);
 };
 
 }  // namespace xb::fanout

@@ -132,6 +132,9 @@ void Tailer::RunBoundaryWorker() {
       boundary_requested_ = true;
     } else {
       advances.Inc(telemetry::BoundaryResult::kOk);
+      if (options_.on_boundary_advanced) {
+        options_.on_boundary_advanced();
+      }
     }
     std::unique_lock lock(mu_);
     boundary_cv_.wait_for(lock, options_.poll_interval, [&] { return stopping_; });

@@ -31,6 +31,8 @@ struct TailerOptions {
   telemetry::Tracer* tracer = nullptr;  // tailer.bootstrap / tailer.poll spans
   // Called once, on the tailer thread, when the first generation completed (streams admitted).
   std::function<void()> on_first_ready = nullptr;
+  // Called on the boundary worker's thread after each attempt that stored the boundary; quick.
+  std::function<void()> on_boundary_advanced = nullptr;
 };
 
 class Tailer {

@@ -426,9 +426,17 @@ void Server::StartPushDispatcher() {
                               .max_attempts = static_cast<uint32_t>(config_.push->max_attempts),
                               .recipient_ttl_seconds = config_.push->recipient_ttl_seconds});
   push_dispatcher_->Start();
-  // A commit wakes the holder at once (it loads up to the boundary), so a push need not wait for
-  // the next tick; the tick still runs every poll interval.
-  streams_->SetCommitObserver([d = push_dispatcher_.get()] { d->Wake(); });
+  // A commit or a boundary advance wakes the holder at once (it loads up to the boundary), so a
+  // push need not wait for the next tick; the tick still runs every poll interval. A commit also
+  // asks for a boundary advance: where the stored boundary trails commits (PostgreSQL) the push
+  // waits for it, and need not wait for the dispatcher's tick to ask (PUSH.md 8.2 step 4).
+  streams_->SetProgressObserver(
+      [d = push_dispatcher_.get(), streams = streams_.get()](fanout::Streams::Progress progress) {
+        d->Wake();
+        if (progress == fanout::Streams::Progress::kCommit) {
+          streams->RequestBoundaryAdvance();
+        }
+      });
 }
 
 void Server::BuildRouter() {
@@ -632,7 +640,7 @@ void Server::Stop() {
     push_drain_.join();
   }
   if (push_dispatcher_) {
-    streams_->SetCommitObserver(nullptr);
+    streams_->SetProgressObserver(nullptr);
     push_dispatcher_->Stop();
   }
   db_pool_->Stop();
