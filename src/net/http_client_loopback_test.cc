@@ -1,7 +1,7 @@
 // net/http_client against real servers on 127.0.0.1 (net/testing/loopback_servers.h): HTTP/1.1
 // and HTTP/2 over TLS with a test CA made at run time, plain HTTP/1.1, kept connections, the
-// deadline, the body cap, redirects, the resolver hook, a server that closes mid-response, and the
-// head handed back with an error that came after it.
+// deadline, the body cap, redirects, the resolver hook, a server that closes mid-response, the
+// head handed back with an error that came after it, and a full HTTP/2 connection.
 #include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -44,12 +44,14 @@ class HttpClientLoopbackTest : public ::testing::Test {
   // Runs the requests at once on the test's io_context (the servers run there too).
   std::vector<Reply> SendAll(HttpClient& client, std::vector<HttpRequest> requests) {
     std::vector<std::optional<Reply>> replies(requests.size());
+    finished_at_.assign(requests.size(), Clock::time_point{});
     size_t done = 0;
     for (size_t i = 0; i < requests.size(); ++i) {
       asio::co_spawn(
           io_,
           [&, i]() -> asio::awaitable<void> {
             replies[i].emplace(co_await client.Send(requests[i]));
+            finished_at_[i] = Clock::now();
             ++done;
           },
           asio::detached);
@@ -76,6 +78,7 @@ class HttpClientLoopbackTest : public ::testing::Test {
 
   asio::io_context io_;
   std::unique_ptr<testing::TestPki> pki_;
+  std::vector<Clock::time_point> finished_at_;  // when each reply of the last SendAll came
 };
 
 TEST_F(HttpClientLoopbackTest, Http1OverTlsWithTheTestCa) {
@@ -311,6 +314,36 @@ TEST_F(HttpClientLoopbackTest, ClosedKeptConnectionIsReplaced) {
   ASSERT_TRUE(next.ok()) << next.error().message;
   EXPECT_FALSE(next->reused_connection);
   EXPECT_EQ(server->accepted(), 2);
+}
+
+// The server allows 2 streams per connection and two requests that never get an answer fill the
+// kept one: the others must not fail for it, they get new connections, kept while the origin has
+// room for them (max_http2_per_origin), else used once.
+TEST_F(HttpClientLoopbackTest, FullHttp2ConnectionOpensAnother) {
+  for (size_t kept : {4u, 1u}) {
+    testing::LoopbackServer server(io_, Protocol::kHttp2, testing::ServerTls(*pki_, "h2"), {},
+                                   /*max_concurrent_streams=*/2);
+    auto client = Client({.max_http2_per_origin = kept});
+    ASSERT_TRUE(SendOne(*client, Get(Url(server, "/hello"))).ok());  // its SETTINGS are in
+    const auto start = Clock::now();
+    std::vector<HttpRequest> requests(2, Get(Url(server, "/slow"), std::chrono::seconds(1)));
+    for (int i = 0; i < 6; ++i) {
+      requests.push_back(Get(Url(server, "/hello")));
+    }
+    auto replies = SendAll(*client, requests);
+    for (size_t i = 0; i < replies.size(); ++i) {
+      if (i < 2) {
+        ASSERT_FALSE(replies[i].ok());
+        EXPECT_EQ(replies[i].error().kind, HttpErrorKind::kTimeout);
+        continue;
+      }
+      ASSERT_TRUE(replies[i].ok()) << replies[i].error().message;
+      EXPECT_EQ(replies[i]->body, "hello");
+      EXPECT_LT(finished_at_[i] - start, std::chrono::seconds(1));  // not behind the full one
+    }
+    EXPECT_EQ(server.accepted(), 1 + 6);  // one each: nothing waits for another's attempt yet
+    EXPECT_EQ(client->kept_connections(), kept);
+  }
 }
 
 }  // namespace
