@@ -195,9 +195,32 @@ struct H1Connection {
   }
 };
 
+// A connection attempt that may come up HTTP/2. Requests to its origin that start while it runs
+// wait for it rather than open connections of their own: a burst to a fresh HTTP/2 origin (a
+// push dispatcher's hundreds in flight to APNs) then costs one TLS handshake, not one each.
+struct ConnectAttempt {
+  bool done = false;
+  bool shared = false;  // it came up HTTP/2 and joined its pool
+  // Each waiter's deadline timer, cancelled to wake it; a waiter that timed out is gone.
+  std::vector<std::weak_ptr<asio::steady_timer>> waiters;
+
+  void Finish(bool joined_pool) {
+    done = true;
+    shared = joined_pool;
+    for (auto& waiter : waiters) {
+      if (auto timer = waiter.lock(); timer != nullptr) {
+        timer->cancel();
+      }
+    }
+    waiters.clear();
+  }
+};
+
 struct HttpClient::Pool {
   std::vector<std::unique_ptr<H1Connection>> idle;      // most recent last
   std::vector<std::shared_ptr<H2ClientConnection>> h2;  // open ones; the first with room serves
+  std::shared_ptr<ConnectAttempt> connecting;           // at most one at a time (see ConnectFor)
+  bool chose_http1 = false;  // the last TLS connection chose HTTP/1.1: no attempt is waited for
 
   // The kept HTTP/2 connections still open (the others are dropped: they end on their own).
   size_t OpenH2() {
@@ -278,17 +301,44 @@ asio::awaitable<Expected<Connected, HttpError>> Connect(const HttpClient::Origin
   co_return connected;
 }
 
-// A new connection for a request to `pool`'s origin. An HTTP/2 connection joins the pool while
-// the origin has fewer than max_http2_per_origin open.
+// Waits until `attempt` ends (kTimeout when `deadline` passes first). Suspends.
+asio::awaitable<Expected<void, HttpError>> WaitFor(std::shared_ptr<ConnectAttempt> attempt,
+                                                   Clock::time_point deadline) {
+  auto executor = co_await asio::this_coro::executor;
+  auto timer = std::make_shared<asio::steady_timer>(executor, deadline);
+  attempt->waiters.push_back(timer);
+  auto [ec] = co_await timer->async_wait(kNoThrow);  // cancelled by Finish, or the deadline
+  (void)ec;
+  if (!attempt->done || Clock::now() >= deadline) {
+    co_return Timeout();
+  }
+  co_return Expected<void, HttpError>::Ok();
+}
+
+// A new connection for a request to `pool`'s origin. When it may come up HTTP/2 and no other
+// attempt runs, it becomes pool.connecting, which requests starting meanwhile wait for. An
+// HTTP/2 connection joins the pool while the origin has fewer than max_http2_per_origin open.
 asio::awaitable<Expected<Connected, HttpError>> ConnectFor(HttpClient::Pool& pool,
                                                            const HttpClient::Origin& origin,
                                                            const HttpClientOptions& options,
                                                            asio::ssl::context& tls,
                                                            Clock::time_point deadline) {
+  std::shared_ptr<ConnectAttempt> attempt;
+  if (origin.tls && options.offer_http2 && !pool.chose_http1 && pool.connecting == nullptr) {
+    attempt = std::make_shared<ConnectAttempt>();
+    pool.connecting = attempt;
+  }
   auto made = co_await Connect(origin, options, tls, deadline);
-  if (made.ok() && made->h2 != nullptr && pool.OpenH2() < options.max_http2_per_origin) {
-    pool.h2.push_back(made->h2);
-    made->kept = true;
+  if (made.ok() && origin.tls) {
+    pool.chose_http1 = made->h2 == nullptr;
+    if (made->h2 != nullptr && pool.OpenH2() < options.max_http2_per_origin) {
+      pool.h2.push_back(made->h2);
+      made->kept = true;
+    }
+  }
+  if (attempt != nullptr) {
+    pool.connecting.reset();  // this attempt: no other is registered while one runs
+    attempt->Finish(/*joined_pool=*/made.ok() && made->kept);
   }
   co_return made;
 }
@@ -503,15 +553,26 @@ asio::awaitable<Expected<HttpResponse, HttpError>> HttpClient::SendOnce(
     slot = std::make_unique<Pool>();
   }
   Pool& pool = *slot;  // pools are never erased while the client lives
-  if (auto h2 = pool.H2WithRoom(); h2 != nullptr) {
-    // A named local, not a braced temporary: GCC 12 frees such an argument of a co_await-ed
-    // call twice.
-    http_client_detail::H2Request on_h2{&request, origin.authority, origin.path};
-    auto result = co_await h2->Send(std::move(on_h2));
-    if (result.ok()) {
-      result->reused_connection = true;
+  bool may_wait = true;
+  while (true) {
+    if (auto h2 = pool.H2WithRoom(); h2 != nullptr) {
+      // A named local, not a braced temporary: GCC 12 frees such an argument of a co_await-ed
+      // call twice.
+      http_client_detail::H2Request on_h2{&request, origin.authority, origin.path};
+      auto result = co_await h2->Send(std::move(on_h2));
+      if (result.ok()) {
+        result->reused_connection = true;
+      }
+      co_return result;
     }
-    co_return result;
+    if (!may_wait || pool.connecting == nullptr) {
+      break;
+    }
+    auto attempt = pool.connecting;
+    XB_TRY_VOID_CO(co_await WaitFor(attempt, request.deadline));
+    // Came up HTTP/2 but full by our turn: the next attempt (a second connection) is worth
+    // waiting for too. Came up HTTP/1.1, failed, or was not kept: our own connection, as before.
+    may_wait = attempt->shared;
   }
   co_return co_await SendOnNewOrIdle(pool, origin, request, options_, *tls_);
 }

@@ -17,6 +17,10 @@
 //   an HTTP/2 connection is shared by every request to its origin at once (multiplexed), up to
 //   the server's SETTINGS_MAX_CONCURRENT_STREAMS; when every kept one is full, a request opens
 //   another (kept while the origin has fewer than max_http2_per_origin, else used once).
+// - One connection attempt at a time per origin where HTTP/2 may be chosen (TLS with "h2"
+//   offered, and the origin's last connection did not choose HTTP/1.1): requests that start while
+//   it runs wait for it, each within its own deadline. If it comes up HTTP/2 and is kept they
+//   share it; if it comes up HTTP/1.1 or fails, each goes on to a connection of its own.
 // - A resolver hook that sees the addresses a name resolved to and may replace (pin) or refuse
 //   (veto) them before anything connects (push's SSRF rules). IP-literal hosts go through it too.
 //
@@ -152,7 +156,7 @@ class HttpClient {
   size_t kept_connections() const;
 
   struct Origin;  // scheme, host and port (http_client.cc)
-  struct Pool;    // one origin's kept connections (http_client.cc)
+  struct Pool;    // one origin's kept connections and its connection attempt (http_client.cc)
 
  private:
   HttpClient(boost::asio::any_io_executor executor, HttpClientOptions options,

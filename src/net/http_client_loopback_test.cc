@@ -1,7 +1,8 @@
 // net/http_client against real servers on 127.0.0.1 (net/testing/loopback_servers.h): HTTP/1.1
 // and HTTP/2 over TLS with a test CA made at run time, plain HTTP/1.1, kept connections, the
 // deadline, the body cap, redirects, the resolver hook, a server that closes mid-response, the
-// head handed back with an error that came after it, and a full HTTP/2 connection.
+// head handed back with an error that came after it, and a burst to a fresh origin waiting for one
+// connection attempt.
 #include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -316,9 +317,86 @@ TEST_F(HttpClientLoopbackTest, ClosedKeptConnectionIsReplaced) {
   EXPECT_EQ(server->accepted(), 2);
 }
 
+// A burst to a fresh HTTP/2 origin waits for the one connection attempt and shares it.
+TEST_F(HttpClientLoopbackTest, BurstToFreshHttp2OriginOpensOneConnection) {
+  auto server = Server(Protocol::kHttp2);
+  auto client = Client();
+  auto replies = SendAll(*client, std::vector<HttpRequest>(20, Get(Url(*server, "/hello"))));
+  for (const auto& reply : replies) {
+    ASSERT_TRUE(reply.ok()) << reply.error().message;
+    EXPECT_EQ(reply->body, "hello");
+    EXPECT_EQ(reply->version, HttpVersion::kHttp2);
+  }
+  EXPECT_EQ(server->accepted(), 1);
+  EXPECT_EQ(client->kept_connections(), 1u);
+}
+
+// The attempt comes up HTTP/1.1: the waiters go on to connections of their own, as before.
+TEST_F(HttpClientLoopbackTest, BurstToFreshHttp1OriginIsAnsweredOnSeveralConnections) {
+  auto server = Server(Protocol::kHttp1);
+  auto client = Client();
+  auto replies = SendAll(*client, std::vector<HttpRequest>(20, Get(Url(*server, "/hello"))));
+  for (const auto& reply : replies) {
+    ASSERT_TRUE(reply.ok()) << reply.error().message;
+    EXPECT_EQ(reply->body, "hello");
+    EXPECT_EQ(reply->version, HttpVersion::kHttp1);
+  }
+  EXPECT_GT(server->accepted(), 1);
+  EXPECT_LE(client->kept_connections(), 4u);  // max_idle_per_origin
+  // Known to choose HTTP/1.1 now: a second burst waits for no attempt and reuses the kept ones.
+  const int accepted = server->accepted();
+  replies = SendAll(*client, std::vector<HttpRequest>(4, Get(Url(*server, "/hello"))));
+  for (const auto& reply : replies) {
+    ASSERT_TRUE(reply.ok()) << reply.error().message;
+  }
+  EXPECT_LE(server->accepted(), accepted + 4);
+}
+
+TEST_F(HttpClientLoopbackTest, WaiterFailsAtItsOwnDeadline) {
+  // Listening but never accepting: TCP connects (the backlog), the TLS handshake gets no answer.
+  asio::ip::tcp::acceptor silent(io_, {asio::ip::make_address("127.0.0.1"), 0});
+  const std::string url = "https://127.0.0.1:" + std::to_string(silent.local_endpoint().port());
+  auto client = Client();
+  const auto start = Clock::now();
+  auto replies = SendAll(*client, {Get(url + "/a", std::chrono::milliseconds(1500)),
+                                   Get(url + "/b", std::chrono::milliseconds(200))});
+  for (const auto& reply : replies) {
+    ASSERT_FALSE(reply.ok());
+    EXPECT_EQ(reply.error().kind, HttpErrorKind::kTimeout);
+  }
+  // The second waited for the first one's attempt, and gave up at its own deadline.
+  EXPECT_LT(finished_at_[1] - start, std::chrono::milliseconds(1000));
+  EXPECT_GE(finished_at_[0] - start, std::chrono::milliseconds(1500));
+}
+
+TEST_F(HttpClientLoopbackTest, FailedAttemptFailsEveryWaiter) {
+  auto server = Server(Protocol::kHttp2);
+  // System roots only: the test CA is not trusted.
+  auto untrusting = HttpClient::Create(io_.get_executor(), {});
+  ASSERT_TRUE(untrusting.ok());
+  auto replies = SendAll(**untrusting, std::vector<HttpRequest>(20, Get(Url(*server, "/hello"))));
+  for (const auto& reply : replies) {
+    ASSERT_FALSE(reply.ok());
+    EXPECT_EQ(reply.error().kind, HttpErrorKind::kTls);
+  }
+  // Nothing listens on the port any more: refused.
+  uint16_t port = 0;
+  {
+    asio::ip::tcp::acceptor gone(io_, {asio::ip::make_address("127.0.0.1"), 0});
+    port = gone.local_endpoint().port();
+  }
+  auto client = Client();
+  const std::string url = "https://127.0.0.1:" + std::to_string(port) + "/hello";
+  replies = SendAll(*client, std::vector<HttpRequest>(20, Get(url)));
+  for (const auto& reply : replies) {
+    ASSERT_FALSE(reply.ok());
+    EXPECT_EQ(reply.error().kind, HttpErrorKind::kConnect);
+  }
+}
+
 // The server allows 2 streams per connection and two requests that never get an answer fill the
-// kept one: the others must not fail for it, they get new connections, kept while the origin has
-// room for them (max_http2_per_origin), else used once.
+// kept one: the others must not fail for it, they get (and share) a second connection, kept when
+// the origin has room for it (max_http2_per_origin), else used once by each.
 TEST_F(HttpClientLoopbackTest, FullHttp2ConnectionOpensAnother) {
   for (size_t kept : {4u, 1u}) {
     testing::LoopbackServer server(io_, Protocol::kHttp2, testing::ServerTls(*pki_, "h2"), {},
@@ -341,8 +419,8 @@ TEST_F(HttpClientLoopbackTest, FullHttp2ConnectionOpensAnother) {
       EXPECT_EQ(replies[i]->body, "hello");
       EXPECT_LT(finished_at_[i] - start, std::chrono::seconds(1));  // not behind the full one
     }
-    EXPECT_EQ(server.accepted(), 1 + 6);  // one each: nothing waits for another's attempt yet
-    EXPECT_EQ(client->kept_connections(), kept);
+    EXPECT_EQ(server.accepted(), kept > 1 ? 2 : 1 + 6);
+    EXPECT_EQ(client->kept_connections(), std::min<size_t>(kept, 2));
   }
 }
 
