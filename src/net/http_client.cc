@@ -195,9 +195,59 @@ struct H1Connection {
   }
 };
 
+// A connection attempt that may come up HTTP/2. Requests to its origin that start while it runs
+// wait for it rather than open connections of their own: a burst to a fresh HTTP/2 origin (a
+// push dispatcher's hundreds in flight to APNs) then costs one TLS handshake, not one each.
+struct ConnectAttempt {
+  bool done = false;
+  bool shared = false;  // it came up HTTP/2 and joined its pool
+  // Each waiter's deadline timer, cancelled to wake it; a waiter that timed out is gone.
+  std::vector<std::weak_ptr<asio::steady_timer>> waiters;
+
+  void Finish(bool joined_pool) {
+    done = true;
+    shared = joined_pool;
+    for (auto& waiter : waiters) {
+      if (auto timer = waiter.lock(); timer != nullptr) {
+        timer->cancel();
+      }
+    }
+    waiters.clear();
+  }
+};
+
 struct HttpClient::Pool {
-  std::vector<std::unique_ptr<H1Connection>> idle;  // most recent last
-  std::shared_ptr<H2ClientConnection> h2;
+  std::vector<std::unique_ptr<H1Connection>> idle;      // most recent last
+  std::vector<std::shared_ptr<H2ClientConnection>> h2;  // open ones; the first with room serves
+  std::shared_ptr<ConnectAttempt> connecting;           // at most one at a time (see ConnectFor)
+  bool chose_http1 = false;  // the last TLS connection chose HTTP/1.1: no attempt is waited for
+
+  // The kept HTTP/2 connections still open (the others are dropped: they end on their own).
+  size_t OpenH2() {
+    std::erase_if(h2, [](const auto& connection) { return !connection->open(); });
+    return h2.size();
+  }
+  // An open HTTP/2 connection below the server's stream limit, or null.
+  std::shared_ptr<H2ClientConnection> H2WithRoom() {
+    OpenH2();
+    for (const auto& connection : h2) {
+      if (connection->usable()) {
+        return connection;
+      }
+    }
+    return nullptr;
+  }
+  // A kept HTTP/1.1 connection still fit to send on, or null.
+  std::unique_ptr<H1Connection> TakeIdle(std::chrono::seconds idle_timeout) {
+    while (!idle.empty()) {
+      auto connection = std::move(idle.back());
+      idle.pop_back();
+      if (Clock::now() - connection->idle_since <= idle_timeout && !connection->PeerClosed()) {
+        return connection;
+      }
+    }
+    return nullptr;
+  }
 };
 
 namespace {
@@ -206,6 +256,7 @@ namespace {
 struct Connected {
   std::unique_ptr<H1Connection> h1;
   std::shared_ptr<H2ClientConnection> h2;
+  bool kept = false;  // h2 joined its origin's pool (else it serves one request and is closed)
 };
 
 asio::awaitable<Expected<Connected, HttpError>> Connect(const HttpClient::Origin& origin,
@@ -248,6 +299,48 @@ asio::awaitable<Expected<Connected, HttpError>> Connect(const HttpClient::Origin
   }
   connected.h1->tls = std::move(stream);
   co_return connected;
+}
+
+// Waits until `attempt` ends (kTimeout when `deadline` passes first). Suspends.
+asio::awaitable<Expected<void, HttpError>> WaitFor(std::shared_ptr<ConnectAttempt> attempt,
+                                                   Clock::time_point deadline) {
+  auto executor = co_await asio::this_coro::executor;
+  auto timer = std::make_shared<asio::steady_timer>(executor, deadline);
+  attempt->waiters.push_back(timer);
+  auto [ec] = co_await timer->async_wait(kNoThrow);  // cancelled by Finish, or the deadline
+  (void)ec;
+  if (!attempt->done || Clock::now() >= deadline) {
+    co_return Timeout();
+  }
+  co_return Expected<void, HttpError>::Ok();
+}
+
+// A new connection for a request to `pool`'s origin. When it may come up HTTP/2 and no other
+// attempt runs, it becomes pool.connecting, which requests starting meanwhile wait for. An
+// HTTP/2 connection joins the pool while the origin has fewer than max_http2_per_origin open.
+asio::awaitable<Expected<Connected, HttpError>> ConnectFor(HttpClient::Pool& pool,
+                                                           const HttpClient::Origin& origin,
+                                                           const HttpClientOptions& options,
+                                                           asio::ssl::context& tls,
+                                                           Clock::time_point deadline) {
+  std::shared_ptr<ConnectAttempt> attempt;
+  if (origin.tls && options.offer_http2 && !pool.chose_http1 && pool.connecting == nullptr) {
+    attempt = std::make_shared<ConnectAttempt>();
+    pool.connecting = attempt;
+  }
+  auto made = co_await Connect(origin, options, tls, deadline);
+  if (made.ok() && origin.tls) {
+    pool.chose_http1 = made->h2 == nullptr;
+    if (made->h2 != nullptr && pool.OpenH2() < options.max_http2_per_origin) {
+      pool.h2.push_back(made->h2);
+      made->kept = true;
+    }
+  }
+  if (attempt != nullptr) {
+    pool.connecting.reset();  // this attempt: no other is registered while one runs
+    attempt->Finish(/*joined_pool=*/made.ok() && made->kept);
+  }
+  co_return made;
 }
 
 // What an HTTP/1.1 exchange left: the response or an error, whether the connection may serve
@@ -338,6 +431,44 @@ asio::awaitable<H1Outcome> H1Send(H1Connection& connection, const HttpRequest& r
   co_return co_await H1Exchange(*connection.plain, connection, request, origin, max_header_bytes);
 }
 
+// The request on a kept HTTP/1.1 connection or a new connection (HTTP/1.1 or HTTP/2).
+asio::awaitable<Expected<HttpResponse, HttpError>> SendOnNewOrIdle(HttpClient::Pool& pool,
+                                                                   const HttpClient::Origin& origin,
+                                                                   const HttpRequest& request,
+                                                                   const HttpClientOptions& options,
+                                                                   asio::ssl::context& tls) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::unique_ptr<H1Connection> connection = pool.TakeIdle(options.idle_timeout);
+    const bool reused = connection != nullptr;
+    if (!reused) {
+      XB_TRY_CO(Connected made, co_await ConnectFor(pool, origin, options, tls, request.deadline));
+      if (made.h2 != nullptr) {
+        http_client_detail::H2Request on_h2{&request, origin.authority, origin.path};
+        auto result = co_await made.h2->Send(std::move(on_h2));
+        if (!made.kept) {
+          made.h2->Close();  // over max_http2_per_origin: used once
+        }
+        co_return result;
+      }
+      connection = std::move(made.h1);
+    }
+    H1Outcome outcome = co_await H1Send(*connection, request, origin, options.max_header_bytes);
+    if (!outcome.result.ok() && reused && outcome.retry) {
+      continue;  // a kept connection the server had closed: once more on a new one
+    }
+    if (outcome.result.ok()) {
+      outcome.result->reused_connection = reused;
+      if (outcome.keep && pool.idle.size() < options.max_idle_per_origin) {
+        connection->lowest().expires_never();
+        connection->idle_since = Clock::now();
+        pool.idle.push_back(std::move(connection));
+      }
+    }
+    co_return std::move(outcome.result);
+  }
+  co_return HttpError{HttpErrorKind::kClosed, "the server closed the connection"};
+}
+
 bool IsRedirect(unsigned status) {
   return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
 }
@@ -366,8 +497,8 @@ HttpClient::HttpClient(asio::any_io_executor executor, HttpClientOptions options
 
 HttpClient::~HttpClient() {
   for (auto& [key, pool] : pools_) {
-    if (pool->h2 != nullptr) {
-      pool->h2->Close();
+    for (auto& h2 : pool->h2) {
+      h2->Close();
     }
   }
 }
@@ -375,7 +506,10 @@ HttpClient::~HttpClient() {
 size_t HttpClient::kept_connections() const {
   size_t n = 0;
   for (const auto& [key, pool] : pools_) {
-    n += pool->idle.size() + (pool->h2 != nullptr && pool->h2->usable() ? 1 : 0);
+    n += pool->idle.size();
+    for (const auto& h2 : pool->h2) {
+      n += h2->open() ? 1 : 0;
+    }
   }
   return n;
 }
@@ -419,58 +553,28 @@ asio::awaitable<Expected<HttpResponse, HttpError>> HttpClient::SendOnce(
     slot = std::make_unique<Pool>();
   }
   Pool& pool = *slot;  // pools are never erased while the client lives
-  if (pool.h2 != nullptr && pool.h2->usable()) {
-    auto h2 = pool.h2;
-    // A named local, not a braced temporary: GCC 12 frees such an argument of a co_await-ed
-    // call twice.
-    http_client_detail::H2Request on_h2{&request, origin.authority, origin.path};
-    auto result = co_await h2->Send(std::move(on_h2));
-    if (result.ok()) {
-      result->reused_connection = true;
+  bool may_wait = true;
+  while (true) {
+    if (auto h2 = pool.H2WithRoom(); h2 != nullptr) {
+      // A named local, not a braced temporary: GCC 12 frees such an argument of a co_await-ed
+      // call twice.
+      http_client_detail::H2Request on_h2{&request, origin.authority, origin.path};
+      auto result = co_await h2->Send(std::move(on_h2));
+      if (result.ok()) {
+        result->reused_connection = true;
+      }
+      co_return result;
     }
-    co_return result;
+    if (!may_wait || pool.connecting == nullptr) {
+      break;
+    }
+    auto attempt = pool.connecting;
+    XB_TRY_VOID_CO(co_await WaitFor(attempt, request.deadline));
+    // Came up HTTP/2 but full by our turn: the next attempt (a second connection) is worth
+    // waiting for too. Came up HTTP/1.1, failed, or was not kept: our own connection, as before.
+    may_wait = attempt->shared;
   }
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    std::unique_ptr<H1Connection> connection;
-    while (!pool.idle.empty() && connection == nullptr) {
-      connection = std::move(pool.idle.back());
-      pool.idle.pop_back();
-      if (Clock::now() - connection->idle_since > options_.idle_timeout ||
-          connection->PeerClosed()) {
-        connection.reset();
-      }
-    }
-    const bool reused = connection != nullptr;
-    if (!reused) {
-      XB_TRY_CO(Connected made, co_await Connect(origin, options_, *tls_, request.deadline));
-      if (made.h2 != nullptr) {
-        if (pool.h2 == nullptr || !pool.h2->usable()) {
-          pool.h2 = made.h2;
-        }
-        http_client_detail::H2Request on_h2{&request, origin.authority, origin.path};
-        auto result = co_await made.h2->Send(std::move(on_h2));
-        if (made.h2 != pool.h2) {
-          made.h2->Close();  // a second one made meanwhile: not kept
-        }
-        co_return result;
-      }
-      connection = std::move(made.h1);
-    }
-    H1Outcome outcome = co_await H1Send(*connection, request, origin, options_.max_header_bytes);
-    if (!outcome.result.ok() && reused && outcome.retry) {
-      continue;  // a kept connection the server had closed: once more on a new one
-    }
-    if (outcome.result.ok()) {
-      outcome.result->reused_connection = reused;
-      if (outcome.keep && pool.idle.size() < options_.max_idle_per_origin) {
-        connection->lowest().expires_never();
-        connection->idle_since = Clock::now();
-        pool.idle.push_back(std::move(connection));
-      }
-    }
-    co_return std::move(outcome.result);
-  }
-  co_return HttpError{HttpErrorKind::kClosed, "the server closed the connection"};
+  co_return co_await SendOnNewOrIdle(pool, origin, request, options_, *tls_);
 }
 
 }  // namespace xb::net

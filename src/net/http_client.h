@@ -14,7 +14,13 @@
 //   the resolver hook again).
 // - Kept connections per origin (scheme, host, port): an HTTP/1.1 connection goes back to its
 //   origin's idle list after a complete keep-alive exchange and serves the next request there;
-//   an HTTP/2 connection is shared by every request to its origin at once (multiplexed).
+//   an HTTP/2 connection is shared by every request to its origin at once (multiplexed), up to
+//   the server's SETTINGS_MAX_CONCURRENT_STREAMS; when every kept one is full, a request opens
+//   another (kept while the origin has fewer than max_http2_per_origin, else used once).
+// - One connection attempt at a time per origin where HTTP/2 may be chosen (TLS with "h2"
+//   offered, and the origin's last connection did not choose HTTP/1.1): requests that start while
+//   it runs wait for it, each within its own deadline. If it comes up HTTP/2 and is kept they
+//   share it; if it comes up HTTP/1.1 or fails, each goes on to a connection of its own.
 // - A resolver hook that sees the addresses a name resolved to and may replace (pin) or refuse
 //   (veto) them before anything connects (push's SSRF rules). IP-literal hosts go through it too.
 //
@@ -131,6 +137,7 @@ struct HttpClientOptions {
   size_t max_header_bytes = 16384;
   size_t max_idle_per_origin = 4;         // kept HTTP/1.1 connections per origin
   std::chrono::seconds idle_timeout{30};  // a kept connection idle longer is closed, not reused
+  size_t max_http2_per_origin = 4;        // kept HTTP/2 connections per origin (see above)
 };
 
 class HttpClient {
@@ -149,7 +156,7 @@ class HttpClient {
   size_t kept_connections() const;
 
   struct Origin;  // scheme, host and port (http_client.cc)
-  struct Pool;    // one origin's kept connections (http_client.cc)
+  struct Pool;    // one origin's kept connections and its connection attempt (http_client.cc)
 
  private:
   HttpClient(boost::asio::any_io_executor executor, HttpClientOptions options,

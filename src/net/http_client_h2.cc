@@ -171,8 +171,12 @@ std::shared_ptr<H2ClientConnection> H2ClientConnection::Start(std::unique_ptr<Tl
   return c;
 }
 
+bool H2ClientConnection::open() const {
+  return !closed_ && nghttp2_session_check_request_allowed(session_) != 0;
+}
+
 bool H2ClientConnection::usable() const {
-  if (closed_ || nghttp2_session_check_request_allowed(session_) == 0) {
+  if (!open()) {
     return false;
   }
   const uint32_t limit =

@@ -38,7 +38,11 @@ class H2ClientConnection : public std::enable_shared_from_this<H2ClientConnectio
   static std::shared_ptr<H2ClientConnection> Start(std::unique_ptr<TlsStream> stream);
   ~H2ClientConnection();
 
-  // Open, not told to go away, and below the server's stream limit.
+  // Open and not told to go away: a new request may be sent on it.
+  bool open() const;
+  // open() and below the server's SETTINGS_MAX_CONCURRENT_STREAMS (taken as 100 until the
+  // server's first SETTINGS arrive, nghttp2's default; streams over a limit the server lowered
+  // later wait in nghttp2 for a free slot, within their deadlines).
   bool usable() const;
   // Ends every open stream with kClosed and closes the socket.
   void Close();

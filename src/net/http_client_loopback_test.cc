@@ -1,7 +1,8 @@
 // net/http_client against real servers on 127.0.0.1 (net/testing/loopback_servers.h): HTTP/1.1
 // and HTTP/2 over TLS with a test CA made at run time, plain HTTP/1.1, kept connections, the
-// deadline, the body cap, redirects, the resolver hook, a server that closes mid-response, and the
-// head handed back with an error that came after it.
+// deadline, the body cap, redirects, the resolver hook, a server that closes mid-response, the
+// head handed back with an error that came after it, and a burst to a fresh origin waiting for one
+// connection attempt.
 #include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -44,12 +45,14 @@ class HttpClientLoopbackTest : public ::testing::Test {
   // Runs the requests at once on the test's io_context (the servers run there too).
   std::vector<Reply> SendAll(HttpClient& client, std::vector<HttpRequest> requests) {
     std::vector<std::optional<Reply>> replies(requests.size());
+    finished_at_.assign(requests.size(), Clock::time_point{});
     size_t done = 0;
     for (size_t i = 0; i < requests.size(); ++i) {
       asio::co_spawn(
           io_,
           [&, i]() -> asio::awaitable<void> {
             replies[i].emplace(co_await client.Send(requests[i]));
+            finished_at_[i] = Clock::now();
             ++done;
           },
           asio::detached);
@@ -76,6 +79,7 @@ class HttpClientLoopbackTest : public ::testing::Test {
 
   asio::io_context io_;
   std::unique_ptr<testing::TestPki> pki_;
+  std::vector<Clock::time_point> finished_at_;  // when each reply of the last SendAll came
 };
 
 TEST_F(HttpClientLoopbackTest, Http1OverTlsWithTheTestCa) {
@@ -311,6 +315,113 @@ TEST_F(HttpClientLoopbackTest, ClosedKeptConnectionIsReplaced) {
   ASSERT_TRUE(next.ok()) << next.error().message;
   EXPECT_FALSE(next->reused_connection);
   EXPECT_EQ(server->accepted(), 2);
+}
+
+// A burst to a fresh HTTP/2 origin waits for the one connection attempt and shares it.
+TEST_F(HttpClientLoopbackTest, BurstToFreshHttp2OriginOpensOneConnection) {
+  auto server = Server(Protocol::kHttp2);
+  auto client = Client();
+  auto replies = SendAll(*client, std::vector<HttpRequest>(20, Get(Url(*server, "/hello"))));
+  for (const auto& reply : replies) {
+    ASSERT_TRUE(reply.ok()) << reply.error().message;
+    EXPECT_EQ(reply->body, "hello");
+    EXPECT_EQ(reply->version, HttpVersion::kHttp2);
+  }
+  EXPECT_EQ(server->accepted(), 1);
+  EXPECT_EQ(client->kept_connections(), 1u);
+}
+
+// The attempt comes up HTTP/1.1: the waiters go on to connections of their own, as before.
+TEST_F(HttpClientLoopbackTest, BurstToFreshHttp1OriginIsAnsweredOnSeveralConnections) {
+  auto server = Server(Protocol::kHttp1);
+  auto client = Client();
+  auto replies = SendAll(*client, std::vector<HttpRequest>(20, Get(Url(*server, "/hello"))));
+  for (const auto& reply : replies) {
+    ASSERT_TRUE(reply.ok()) << reply.error().message;
+    EXPECT_EQ(reply->body, "hello");
+    EXPECT_EQ(reply->version, HttpVersion::kHttp1);
+  }
+  EXPECT_GT(server->accepted(), 1);
+  EXPECT_LE(client->kept_connections(), 4u);  // max_idle_per_origin
+  // Known to choose HTTP/1.1 now: a second burst waits for no attempt and reuses the kept ones.
+  const int accepted = server->accepted();
+  replies = SendAll(*client, std::vector<HttpRequest>(4, Get(Url(*server, "/hello"))));
+  for (const auto& reply : replies) {
+    ASSERT_TRUE(reply.ok()) << reply.error().message;
+  }
+  EXPECT_LE(server->accepted(), accepted + 4);
+}
+
+TEST_F(HttpClientLoopbackTest, WaiterFailsAtItsOwnDeadline) {
+  // Listening but never accepting: TCP connects (the backlog), the TLS handshake gets no answer.
+  asio::ip::tcp::acceptor silent(io_, {asio::ip::make_address("127.0.0.1"), 0});
+  const std::string url = "https://127.0.0.1:" + std::to_string(silent.local_endpoint().port());
+  auto client = Client();
+  const auto start = Clock::now();
+  auto replies = SendAll(*client, {Get(url + "/a", std::chrono::milliseconds(1500)),
+                                   Get(url + "/b", std::chrono::milliseconds(200))});
+  for (const auto& reply : replies) {
+    ASSERT_FALSE(reply.ok());
+    EXPECT_EQ(reply.error().kind, HttpErrorKind::kTimeout);
+  }
+  // The second waited for the first one's attempt, and gave up at its own deadline.
+  EXPECT_LT(finished_at_[1] - start, std::chrono::milliseconds(1000));
+  EXPECT_GE(finished_at_[0] - start, std::chrono::milliseconds(1500));
+}
+
+TEST_F(HttpClientLoopbackTest, FailedAttemptFailsEveryWaiter) {
+  auto server = Server(Protocol::kHttp2);
+  // System roots only: the test CA is not trusted.
+  auto untrusting = HttpClient::Create(io_.get_executor(), {});
+  ASSERT_TRUE(untrusting.ok());
+  auto replies = SendAll(**untrusting, std::vector<HttpRequest>(20, Get(Url(*server, "/hello"))));
+  for (const auto& reply : replies) {
+    ASSERT_FALSE(reply.ok());
+    EXPECT_EQ(reply.error().kind, HttpErrorKind::kTls);
+  }
+  // Nothing listens on the port any more: refused.
+  uint16_t port = 0;
+  {
+    asio::ip::tcp::acceptor gone(io_, {asio::ip::make_address("127.0.0.1"), 0});
+    port = gone.local_endpoint().port();
+  }
+  auto client = Client();
+  const std::string url = "https://127.0.0.1:" + std::to_string(port) + "/hello";
+  replies = SendAll(*client, std::vector<HttpRequest>(20, Get(url)));
+  for (const auto& reply : replies) {
+    ASSERT_FALSE(reply.ok());
+    EXPECT_EQ(reply.error().kind, HttpErrorKind::kConnect);
+  }
+}
+
+// The server allows 2 streams per connection and two requests that never get an answer fill the
+// kept one: the others must not fail for it, they get (and share) a second connection, kept when
+// the origin has room for it (max_http2_per_origin), else used once by each.
+TEST_F(HttpClientLoopbackTest, FullHttp2ConnectionOpensAnother) {
+  for (size_t kept : {4u, 1u}) {
+    testing::LoopbackServer server(io_, Protocol::kHttp2, testing::ServerTls(*pki_, "h2"), {},
+                                   /*max_concurrent_streams=*/2);
+    auto client = Client({.max_http2_per_origin = kept});
+    ASSERT_TRUE(SendOne(*client, Get(Url(server, "/hello"))).ok());  // its SETTINGS are in
+    const auto start = Clock::now();
+    std::vector<HttpRequest> requests(2, Get(Url(server, "/slow"), std::chrono::seconds(1)));
+    for (int i = 0; i < 6; ++i) {
+      requests.push_back(Get(Url(server, "/hello")));
+    }
+    auto replies = SendAll(*client, requests);
+    for (size_t i = 0; i < replies.size(); ++i) {
+      if (i < 2) {
+        ASSERT_FALSE(replies[i].ok());
+        EXPECT_EQ(replies[i].error().kind, HttpErrorKind::kTimeout);
+        continue;
+      }
+      ASSERT_TRUE(replies[i].ok()) << replies[i].error().message;
+      EXPECT_EQ(replies[i]->body, "hello");
+      EXPECT_LT(finished_at_[i] - start, std::chrono::seconds(1));  // not behind the full one
+    }
+    EXPECT_EQ(server.accepted(), kept > 1 ? 2 : 1 + 6);
+    EXPECT_EQ(client->kept_connections(), std::min<size_t>(kept, 2));
+  }
 }
 
 }  // namespace

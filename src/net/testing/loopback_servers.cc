@@ -410,7 +410,7 @@ asio::awaitable<bool> H2Write(Stream& stream, H2Server& server) {
 }
 
 template <typename Stream>
-asio::awaitable<void> ServeHttp2(Stream& stream, Handler handler) {
+asio::awaitable<void> ServeHttp2(Stream& stream, Handler handler, uint32_t max_streams) {
   H2Server server;
   server.handler = std::move(handler);
   nghttp2_session_callbacks* callbacks = nullptr;
@@ -420,7 +420,8 @@ asio::awaitable<void> ServeHttp2(Stream& stream, Handler handler) {
   nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, &H2OnFrame);
   nghttp2_session_server_new(&server.session, callbacks, &server);
   nghttp2_session_callbacks_del(callbacks);
-  nghttp2_submit_settings(server.session, NGHTTP2_FLAG_NONE, nullptr, 0);
+  const nghttp2_settings_entry limit{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, max_streams};
+  nghttp2_submit_settings(server.session, NGHTTP2_FLAG_NONE, &limit, max_streams > 0 ? 1 : 0);
   std::array<uint8_t, 16384> buffer;
   while (co_await H2Write(stream, server)) {
     auto [ec, n] = co_await stream.async_read_some(asio::buffer(buffer), kNoThrow);
@@ -431,7 +432,8 @@ asio::awaitable<void> ServeHttp2(Stream& stream, Handler handler) {
 }
 
 asio::awaitable<void> Serve(tcp::socket socket, LoopbackServer::Protocol protocol,
-                            std::shared_ptr<asio::ssl::context> tls, Handler handler) {
+                            std::shared_ptr<asio::ssl::context> tls, Handler handler,
+                            uint32_t max_streams) {
   if (tls == nullptr) {
     co_await ServeHttp1(socket, handler);
     co_return;
@@ -442,7 +444,7 @@ asio::awaitable<void> Serve(tcp::socket socket, LoopbackServer::Protocol protoco
     co_return;
   }
   if (protocol == LoopbackServer::Protocol::kHttp2) {
-    co_await ServeHttp2(stream, handler);
+    co_await ServeHttp2(stream, handler, max_streams);
   } else {
     co_await ServeHttp1(stream, handler);
   }
@@ -450,25 +452,29 @@ asio::awaitable<void> Serve(tcp::socket socket, LoopbackServer::Protocol protoco
 
 asio::awaitable<void> AcceptLoop(tcp::acceptor& acceptor, LoopbackServer::Protocol protocol,
                                  std::shared_ptr<asio::ssl::context> tls,
-                                 std::shared_ptr<int> accepted, Handler handler) {
+                                 std::shared_ptr<int> accepted, Handler handler,
+                                 uint32_t max_streams) {
   while (true) {
     auto [ec, socket] = co_await acceptor.async_accept(kNoThrow);
     if (ec) {
       co_return;
     }
     ++*accepted;
-    asio::co_spawn(acceptor.get_executor(), Serve(std::move(socket), protocol, tls, handler),
-                   asio::detached);
+    asio::co_spawn(acceptor.get_executor(),
+                   Serve(std::move(socket), protocol, tls, handler, max_streams), asio::detached);
   }
 }
 
 }  // namespace
 
 LoopbackServer::LoopbackServer(asio::io_context& io, Protocol protocol,
-                               std::shared_ptr<asio::ssl::context> tls, Handler handler)
+                               std::shared_ptr<asio::ssl::context> tls, Handler handler,
+                               uint32_t max_concurrent_streams)
     : acceptor_(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)) {
   port_ = acceptor_.local_endpoint().port();
-  asio::co_spawn(io, AcceptLoop(acceptor_, protocol, std::move(tls), accepted_, std::move(handler)),
+  asio::co_spawn(io,
+                 AcceptLoop(acceptor_, protocol, std::move(tls), accepted_, std::move(handler),
+                            max_concurrent_streams),
                  asio::detached);
 }
 

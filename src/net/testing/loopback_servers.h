@@ -12,6 +12,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -59,9 +60,11 @@ class LoopbackServer {
  public:
   enum class Protocol { kHttp1, kHttp2 };
   // `tls` null: plain HTTP/1.1. kHttp2 needs `tls`. A `handler` answers every request; without
-  // one the fixed paths above answer. The handler runs on the io_context's thread.
+  // one the fixed paths above answer. The handler runs on the io_context's thread. HTTP/2: a
+  // `max_concurrent_streams` above 0 is advertised in the server's SETTINGS (0: none, unlimited).
   LoopbackServer(boost::asio::io_context& io, Protocol protocol,
-                 std::shared_ptr<boost::asio::ssl::context> tls, Handler handler = {});
+                 std::shared_ptr<boost::asio::ssl::context> tls, Handler handler = {},
+                 uint32_t max_concurrent_streams = 0);
   ~LoopbackServer();
 
   uint16_t port() const { return port_; }
