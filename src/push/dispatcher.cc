@@ -137,11 +137,13 @@ struct Dispatcher::Holding {
 class Dispatcher::Loop {
  public:
   Loop(Dispatcher& owner, asio::any_io_executor executor)
-      : d_(owner), executor_(executor), wake_(executor) {}
+      : d_(owner), executor_(executor), wake_(std::in_place, executor) {}
 
   asio::awaitable<void> Run();
   void RequestDrain(Clock::time_point deadline);
   void RequestStop() { RequestDrain(Clock::now()); }
+  // After the thread ended: the timer goes before its io_context (a pending wait is abandoned).
+  void DropTimer() { wake_.reset(); }
   // A commit stored rows: a holder asleep between ticks loads now (Dispatcher::Wake).
   void OnWake();
 
@@ -180,7 +182,8 @@ class Dispatcher::Loop {
 
   Dispatcher& d_;
   asio::any_io_executor executor_;
-  asio::steady_timer wake_;
+  // Optional only so that Stop() can destroy it before the io_context it is bound to.
+  std::optional<asio::steady_timer> wake_;
   std::unique_ptr<store::PushLock> candidate_;  // between election tries; lock pool only
   bool draining_ = false;
   bool woken_ = false;            // a commit since the last load step began
@@ -226,25 +229,25 @@ auto Dispatcher::Loop::OnRead(Call call)
 void Dispatcher::Loop::RequestDrain(Clock::time_point deadline) {
   draining_ = true;
   drain_deadline_ = std::min(drain_deadline_, deadline);
-  wake_.cancel();
+  wake_->cancel();
 }
 
 void Dispatcher::Loop::OnWake() {
   woken_ = true;
   if (holder_sleeping_) {
-    wake_.cancel();
+    wake_->cancel();
   }
 }
 
 void Dispatcher::Loop::MarkLost(Holding& h) {
   h.lost = true;
-  wake_.cancel();
+  wake_->cancel();
 }
 
 asio::awaitable<void> Dispatcher::Loop::SleepUntil(Clock::time_point when) {
-  wake_.expires_at(when);
+  wake_->expires_at(when);
   boost::system::error_code ignored;
-  co_await wake_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+  co_await wake_->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
 }
 
 asio::awaitable<void> Dispatcher::Loop::WaitInFlight(std::function<bool()> idle,
@@ -552,7 +555,7 @@ asio::awaitable<void> Dispatcher::Loop::RunAttempt(std::shared_ptr<Holding> h,
   }
   Pump(h);
   if (draining_ || h->lost) {
-    wake_.cancel();  // the loop waits for the queue to empty
+    wake_->cancel();  // the loop waits for the queue to empty
   }
 }
 
@@ -693,7 +696,12 @@ void Dispatcher::Stop() {
   }
   lock_pool_.Stop();
   read_pool_.Stop();
-  io_.reset();  // an abandoned coroutine frame goes before the loop it points to
+  // The loop's timer goes before the io_context that owns its service; an abandoned coroutine
+  // frame (destroyed with the io_context) goes before the loop it points to.
+  if (loop_ != nullptr) {
+    loop_->DropTimer();
+  }
+  io_.reset();
   loop_.reset();
 }
 
