@@ -400,7 +400,7 @@ TEST_F(HttpClientLoopbackTest, FailedAttemptFailsEveryWaiter) {
 TEST_F(HttpClientLoopbackTest, FullHttp2ConnectionOpensAnother) {
   for (size_t kept : {4u, 1u}) {
     testing::LoopbackServer server(io_, Protocol::kHttp2, testing::ServerTls(*pki_, "h2"), {},
-                                   /*max_concurrent_streams=*/2);
+                                   {.max_concurrent_streams = 2});
     auto client = Client({.max_http2_per_origin = kept});
     ASSERT_TRUE(SendOne(*client, Get(Url(server, "/hello"))).ok());  // its SETTINGS are in
     const auto start = Clock::now();
