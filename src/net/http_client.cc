@@ -27,6 +27,7 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 using http_client_detail::H2ClientConnection;
+using http_client_detail::H2Outcome;
 using http_client_detail::TlsStream;
 
 namespace {
@@ -431,26 +432,54 @@ asio::awaitable<H1Outcome> H1Send(H1Connection& connection, const HttpRequest& r
   co_return co_await H1Exchange(*connection.plain, connection, request, origin, max_header_bytes);
 }
 
-// The request on a kept HTTP/1.1 connection or a new connection (HTTP/1.1 or HTTP/2).
-asio::awaitable<Expected<HttpResponse, HttpError>> SendOnNewOrIdle(HttpClient::Pool& pool,
-                                                                   const HttpClient::Origin& origin,
-                                                                   const HttpRequest& request,
-                                                                   const HttpClientOptions& options,
-                                                                   asio::ssl::context& tls) {
+// Whether a request the server did not process may go again (RFC 9113 8.7): within its deadline
+// and while `retries_left` allows.
+bool MayGoAgain(const H2Outcome& outcome, const HttpRequest& request, int retries_left) {
+  return outcome.unprocessed && retries_left > 0 && Clock::now() < request.deadline;
+}
+
+// The request on `h2`, sent there again while the server did not process it, the connection
+// stays open and MayGoAgain (each time takes one of `retries_left`). Suspends.
+// RFC 9113 8.7: the same connection first; nghttp2 holds the new stream until the server's
+// SETTINGS_MAX_CONCURRENT_STREAMS allows it (a connection that allowed one stream at first, as
+// APNs's do, refused the others of a burst sent before its SETTINGS arrived).
+asio::awaitable<H2Outcome> SendOnH2(std::shared_ptr<H2ClientConnection> h2,
+                                    const HttpRequest& request, const HttpClient::Origin& origin,
+                                    int& retries_left) {
+  while (true) {
+    // A named local, not a braced temporary: GCC 12 frees such an argument of a co_await-ed
+    // call twice.
+    http_client_detail::H2Request on_h2{&request, origin.authority, origin.path};
+    H2Outcome outcome = co_await h2->Send(std::move(on_h2));
+    if (!MayGoAgain(outcome, request, retries_left) || !h2->open()) {
+      co_return outcome;
+    }
+    --retries_left;
+  }
+}
+
+// The request on a kept HTTP/1.1 connection or a new connection (HTTP/1.1 or HTTP/2; only an
+// HTTP/2 outcome is ever unprocessed).
+asio::awaitable<H2Outcome> SendOnNewOrIdle(HttpClient::Pool& pool, const HttpClient::Origin& origin,
+                                           const HttpRequest& request,
+                                           const HttpClientOptions& options,
+                                           asio::ssl::context& tls, int& retries_left) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     std::unique_ptr<H1Connection> connection = pool.TakeIdle(options.idle_timeout);
     const bool reused = connection != nullptr;
     if (!reused) {
-      XB_TRY_CO(Connected made, co_await ConnectFor(pool, origin, options, tls, request.deadline));
-      if (made.h2 != nullptr) {
-        http_client_detail::H2Request on_h2{&request, origin.authority, origin.path};
-        auto result = co_await made.h2->Send(std::move(on_h2));
-        if (!made.kept) {
-          made.h2->Close();  // over max_http2_per_origin: used once
-        }
-        co_return result;
+      auto made = co_await ConnectFor(pool, origin, options, tls, request.deadline);
+      if (!made.ok()) {
+        co_return H2Outcome{std::move(made).error()};
       }
-      connection = std::move(made.h1);
+      if (made->h2 != nullptr) {
+        H2Outcome outcome = co_await SendOnH2(made->h2, request, origin, retries_left);
+        if (!made->kept) {
+          made->h2->Close();  // over max_http2_per_origin: used once
+        }
+        co_return outcome;
+      }
+      connection = std::move(made->h1);
     }
     H1Outcome outcome = co_await H1Send(*connection, request, origin, options.max_header_bytes);
     if (!outcome.result.ok() && reused && outcome.retry) {
@@ -464,9 +493,37 @@ asio::awaitable<Expected<HttpResponse, HttpError>> SendOnNewOrIdle(HttpClient::P
         pool.idle.push_back(std::move(connection));
       }
     }
-    co_return std::move(outcome.result);
+    co_return H2Outcome{std::move(outcome.result)};
   }
-  co_return HttpError{HttpErrorKind::kClosed, "the server closed the connection"};
+  co_return H2Outcome{HttpError{HttpErrorKind::kClosed, "the server closed the connection"}};
+}
+
+// One try of the request through `pool`: a kept HTTP/2 connection with room, the attempt in
+// progress, a kept HTTP/1.1 connection or a new one. Suspends.
+asio::awaitable<H2Outcome> SendOnPool(HttpClient::Pool& pool, const HttpClient::Origin& origin,
+                                      const HttpRequest& request, const HttpClientOptions& options,
+                                      asio::ssl::context& tls, int& retries_left) {
+  bool may_wait = true;
+  while (true) {
+    if (auto h2 = pool.H2WithRoom(); h2 != nullptr) {
+      H2Outcome outcome = co_await SendOnH2(h2, request, origin, retries_left);
+      if (outcome.result.ok()) {
+        outcome.result->reused_connection = true;
+      }
+      co_return outcome;
+    }
+    if (!may_wait || pool.connecting == nullptr) {
+      break;
+    }
+    auto attempt = pool.connecting;
+    if (auto waited = co_await WaitFor(attempt, request.deadline); !waited.ok()) {
+      co_return H2Outcome{std::move(waited).error()};
+    }
+    // Came up HTTP/2 but full by our turn: the next attempt (a second connection) is worth
+    // waiting for too. Came up HTTP/1.1, failed, or was not kept: our own connection, as before.
+    may_wait = attempt->shared;
+  }
+  co_return co_await SendOnNewOrIdle(pool, origin, request, options, tls, retries_left);
 }
 
 bool IsRedirect(unsigned status) {
@@ -553,28 +610,17 @@ asio::awaitable<Expected<HttpResponse, HttpError>> HttpClient::SendOnce(
     slot = std::make_unique<Pool>();
   }
   Pool& pool = *slot;  // pools are never erased while the client lives
-  bool may_wait = true;
+  // RFC 9113 8.7: a request the server did not process goes again by itself, a bounded number of
+  // times; on its connection while that stays open (SendOnH2), else through the pool again: a
+  // kept connection, the attempt in progress, or a new one.
+  int retries_left = options_.max_refused_retries;
   while (true) {
-    if (auto h2 = pool.H2WithRoom(); h2 != nullptr) {
-      // A named local, not a braced temporary: GCC 12 frees such an argument of a co_await-ed
-      // call twice.
-      http_client_detail::H2Request on_h2{&request, origin.authority, origin.path};
-      auto result = co_await h2->Send(std::move(on_h2));
-      if (result.ok()) {
-        result->reused_connection = true;
-      }
-      co_return result;
+    H2Outcome outcome = co_await SendOnPool(pool, origin, request, options_, *tls_, retries_left);
+    if (!MayGoAgain(outcome, request, retries_left)) {
+      co_return std::move(outcome.result);
     }
-    if (!may_wait || pool.connecting == nullptr) {
-      break;
-    }
-    auto attempt = pool.connecting;
-    XB_TRY_VOID_CO(co_await WaitFor(attempt, request.deadline));
-    // Came up HTTP/2 but full by our turn: the next attempt (a second connection) is worth
-    // waiting for too. Came up HTTP/1.1, failed, or was not kept: our own connection, as before.
-    may_wait = attempt->shared;
+    --retries_left;
   }
-  co_return co_await SendOnNewOrIdle(pool, origin, request, options_, *tls_);
 }
 
 }  // namespace xb::net

@@ -21,6 +21,13 @@
 //   offered, and the origin's last connection did not choose HTTP/1.1): requests that start while
 //   it runs wait for it, each within its own deadline. If it comes up HTTP/2 and is kept they
 //   share it; if it comes up HTTP/1.1 or fails, each goes on to a connection of its own.
+// - A request the server did not process (RFC 9113 8.7: an HTTP/2 stream reset with
+//   REFUSED_STREAM before any response, above a GOAWAY's last stream id, or never sent before the
+//   connection failed) is sent again by the client, up to max_refused_retries times and within its
+//   deadline: on the same connection while it stays open (nghttp2 holds a stream over the server's
+//   SETTINGS_MAX_CONCURRENT_STREAMS until one ends), else through the pool again. When the
+//   retries run out it fails with kClosed ("the server did not process the request", or the
+//   connection's failure).
 // - A resolver hook that sees the addresses a name resolved to and may replace (pin) or refuse
 //   (veto) them before anything connects (push's SSRF rules). IP-literal hosts go through it too.
 //
@@ -62,7 +69,9 @@ enum class HttpErrorKind {
   kTimeout,         // the deadline passed first
   kBodyTooLarge,    // the response body is over max_body_bytes
   kProtocol,        // the server's answer is not valid HTTP
-  kClosed,          // the server closed the connection before the response was complete
+  kClosed,          // the server closed the connection or stream before the response was
+                    // complete, or did not process the request (RFC 9113 8.7) however often
+                    // it went again (max_refused_retries)
   kRedirect,        // a 3xx refused (kRefuse), or too many or unusable redirects (kFollow)
 };
 
@@ -138,6 +147,8 @@ struct HttpClientOptions {
   size_t max_idle_per_origin = 4;         // kept HTTP/1.1 connections per origin
   std::chrono::seconds idle_timeout{30};  // a kept connection idle longer is closed, not reused
   size_t max_http2_per_origin = 4;        // kept HTTP/2 connections per origin (see above)
+  // How many more times a request the server did not process (see above) is sent, at most.
+  int max_refused_retries = 3;
 };
 
 class HttpClient {

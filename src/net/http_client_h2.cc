@@ -26,6 +26,8 @@ struct H2ClientConnection::Stream {
   HttpResponse response;
   bool head_done = false;           // the final (non-1xx) head arrived whole
   bool declared_too_large = false;  // its content-length is over the body cap
+  bool headers_sent = false;        // nghttp2 handed its HEADERS out to be written
+  bool unprocessed = false;         // see H2Outcome
   bool done = false;
   std::optional<HttpError> error;
   asio::steady_timer waiter;  // expires at the deadline; cancelled to wake the request
@@ -106,11 +108,30 @@ int OnFrameRecv(nghttp2_session* session, const nghttp2_frame* frame, void* user
   return 0;
 }
 
-int OnStreamClose(nghttp2_session* session, int32_t id, uint32_t /*error_code*/, void* user_data) {
+int OnFrameSend(nghttp2_session* session, const nghttp2_frame* frame, void* /*user_data*/) {
+  if (frame->hd.type == NGHTTP2_HEADERS) {
+    if (auto* stream = StreamOf(session, frame->hd.stream_id); stream != nullptr) {
+      stream->headers_sent = true;
+    }
+  }
+  return 0;
+}
+
+int OnStreamClose(nghttp2_session* session, int32_t id, uint32_t error_code, void* user_data) {
   if (auto* stream = StreamOf(session, id); stream != nullptr && !stream->done) {
-    Self(user_data)->FailStream(
-        id, *stream, HttpError{HttpErrorKind::kClosed, "the server ended the stream early"},
-        /*reset=*/false);
+    // RFC 9113 8.7: REFUSED_STREAM means the server did nothing with it. nghttp2 closes with it too
+    // the streams above a GOAWAY's last stream id (6.8) and the requests it could no longer send
+    // after a GOAWAY. Only while no response head came: one that did was processed after all.
+    if (error_code == NGHTTP2_REFUSED_STREAM && stream->response.status == 0) {
+      stream->unprocessed = true;
+      Self(user_data)->FailStream(
+          id, *stream, HttpError{HttpErrorKind::kClosed, "the server did not process the request"},
+          /*reset=*/false);
+    } else {
+      Self(user_data)->FailStream(
+          id, *stream, HttpError{HttpErrorKind::kClosed, "the server ended the stream early"},
+          /*reset=*/false);
+    }
   }
   Self(user_data)->Forget(id);
   return 0;
@@ -156,6 +177,7 @@ std::shared_ptr<H2ClientConnection> H2ClientConnection::Start(std::unique_ptr<Tl
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, &OnData);
   nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, &OnFrameRecv);
   nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, &OnStreamClose);
+  nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, &OnFrameSend);
   const int rv = nghttp2_session_client_new(&c->session_, callbacks, c.get());
   nghttp2_session_callbacks_del(callbacks);
   if (rv != 0) {
@@ -212,6 +234,11 @@ void H2ClientConnection::FailStream(int32_t id, Stream& stream, HttpError error,
 
 void H2ClientConnection::FailAll(const HttpError& error) {
   for (auto& [id, stream] : streams_) {
+    // A request whose HEADERS never left (waiting behind the server's stream limit) was not
+    // processed: it may go again on another connection.
+    if (!stream->done && !stream->headers_sent) {
+      stream->unprocessed = true;
+    }
     FailStream(id, *stream, error, /*reset=*/false);
   }
   if (!closed_) {
@@ -298,14 +325,15 @@ int32_t H2ClientConnection::Submit(const H2Request& r, Stream& stream) {
                                 request.body.empty() ? nullptr : &body, &stream);
 }
 
-asio::awaitable<Expected<HttpResponse, HttpError>> H2ClientConnection::Send(H2Request r) {
+asio::awaitable<H2Outcome> H2ClientConnection::Send(H2Request r) {
   auto self = shared_from_this();
   auto stream = std::make_shared<Stream>(stream_->get_executor());
   stream->request = r.request;
   stream->response.version = HttpVersion::kHttp2;
   const int32_t id = Submit(r, *stream);
   if (id < 0) {
-    co_return HttpError{HttpErrorKind::kInvalidRequest, "the request cannot be sent over HTTP/2"};
+    co_return H2Outcome{
+        HttpError{HttpErrorKind::kInvalidRequest, "the request cannot be sent over HTTP/2"}};
   }
   streams_.emplace(id, stream);
   Flush();
@@ -320,9 +348,9 @@ asio::awaitable<Expected<HttpResponse, HttpError>> H2ClientConnection::Send(H2Re
     }
   }
   if (stream->error) {
-    co_return *std::move(stream->error);
+    co_return H2Outcome{*std::move(stream->error), stream->unprocessed};
   }
-  co_return std::move(stream->response);
+  co_return H2Outcome{std::move(stream->response)};
 }
 
 }  // namespace xb::net::http_client_detail

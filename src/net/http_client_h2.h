@@ -31,6 +31,15 @@ struct H2Request {
   std::string path;            // path and query
 };
 
+// What one request on a stream came to: the response or an error, and whether the server did not
+// process it (RFC 9113 8.7), so that it may be sent again: its stream was reset with
+// REFUSED_STREAM before any response came, was above a GOAWAY's last stream id (nghttp2 closes
+// those with REFUSED_STREAM too), or its HEADERS never left before the connection failed.
+struct H2Outcome {
+  Expected<HttpResponse, HttpError> result;
+  bool unprocessed = false;
+};
+
 class H2ClientConnection : public std::enable_shared_from_this<H2ClientConnection> {
  public:
   // Takes a TLS stream whose handshake chose "h2"; starts reading. Null when nghttp2 cannot be
@@ -48,8 +57,10 @@ class H2ClientConnection : public std::enable_shared_from_this<H2ClientConnectio
   void Close();
 
   // One request on a new stream; the response, or an error. Suspends until the response ends,
-  // the connection fails or the request's deadline passes (the stream is then reset).
-  boost::asio::awaitable<Expected<HttpResponse, HttpError>> Send(H2Request request);
+  // the connection fails or the request's deadline passes (the stream is then reset). A request
+  // over the server's SETTINGS_MAX_CONCURRENT_STREAMS waits in nghttp2 (nghttp2_submit_request
+  // queues it) until a stream ends, within its deadline. Not sent again here: the caller decides.
+  boost::asio::awaitable<H2Outcome> Send(H2Request request);
 
   struct Stream;  // one request's state (http_client_h2.cc)
 

@@ -1,8 +1,8 @@
 // net/http_client against real servers on 127.0.0.1 (net/testing/loopback_servers.h): HTTP/1.1
 // and HTTP/2 over TLS with a test CA made at run time, plain HTTP/1.1, kept connections, the
 // deadline, the body cap, redirects, the resolver hook, a server that closes mid-response, the
-// head handed back with an error that came after it, and a burst to a fresh origin waiting for one
-// connection attempt.
+// head handed back with an error that came after it, a burst to a fresh origin waiting for one
+// connection attempt, and requests the server did not process (REFUSED_STREAM, GOAWAY) sent again.
 #include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -400,7 +400,7 @@ TEST_F(HttpClientLoopbackTest, FailedAttemptFailsEveryWaiter) {
 TEST_F(HttpClientLoopbackTest, FullHttp2ConnectionOpensAnother) {
   for (size_t kept : {4u, 1u}) {
     testing::LoopbackServer server(io_, Protocol::kHttp2, testing::ServerTls(*pki_, "h2"), {},
-                                   /*max_concurrent_streams=*/2);
+                                   {.max_concurrent_streams = 2});
     auto client = Client({.max_http2_per_origin = kept});
     ASSERT_TRUE(SendOne(*client, Get(Url(server, "/hello"))).ok());  // its SETTINGS are in
     const auto start = Clock::now();
@@ -421,6 +421,84 @@ TEST_F(HttpClientLoopbackTest, FullHttp2ConnectionOpensAnother) {
     }
     EXPECT_EQ(server.accepted(), kept > 1 ? 2 : 1 + 6);
     EXPECT_EQ(client->kept_connections(), std::min<size_t>(kept, 2));
+  }
+}
+
+// RFC 9113 8.7: a stream reset with REFUSED_STREAM was not processed; the client sends the
+// request again itself, on the same connection while it is open.
+TEST_F(HttpClientLoopbackTest, RefusedStreamsAreRetriedOnTheSameConnection) {
+  testing::LoopbackServer server(io_, Protocol::kHttp2, testing::ServerTls(*pki_, "h2"), {},
+                                 {.refuse_first = 2});
+  auto client = Client();
+  auto replies = SendAll(*client, std::vector<HttpRequest>(4, Get(Url(server, "/hello"))));
+  for (const auto& reply : replies) {
+    ASSERT_TRUE(reply.ok()) << reply.error().message;
+    EXPECT_EQ(reply->body, "hello");
+  }
+  EXPECT_EQ(server.accepted(), 1);
+  EXPECT_EQ(server.h2_requests(), 4 + 2);
+  EXPECT_EQ(client->kept_connections(), 1u);
+}
+
+// APNs: a new connection allows one stream until a request succeeds; a burst sent before its
+// SETTINGS arrive has the streams over the limit refused. Here the first three streams are refused
+// and the limit is 1: the refused requests go again on the same connection, where nghttp2 holds
+// each new stream until the one open ends (nghttp2_submit_request queues requests over the
+// server's SETTINGS_MAX_CONCURRENT_STREAMS). The server would refuse (before its SETTINGS are
+// acknowledged) or fail the connection (after) on a stream over its limit: the count shows none.
+TEST_F(HttpClientLoopbackTest, RefusedBurstOnAOneStreamConnectionWaitsForTheLimit) {
+  testing::LoopbackServer server(io_, Protocol::kHttp2, testing::ServerTls(*pki_, "h2"), {},
+                                 {.max_concurrent_streams = 1, .refuse_first = 3});
+  auto client = Client();
+  auto replies = SendAll(*client, std::vector<HttpRequest>(10, Get(Url(server, "/hello"))));
+  for (const auto& reply : replies) {
+    ASSERT_TRUE(reply.ok()) << reply.error().message;
+    EXPECT_EQ(reply->body, "hello");
+  }
+  EXPECT_EQ(server.accepted(), 1);
+  EXPECT_EQ(server.h2_requests(), 10 + 3);
+}
+
+// A server that refuses everything does not loop the client: the request goes max_refused_retries
+// more times, then fails with kClosed, well before its deadline.
+TEST_F(HttpClientLoopbackTest, ServerRefusingEveryStreamFailsAfterBoundedRetries) {
+  testing::LoopbackServer server(io_, Protocol::kHttp2, testing::ServerTls(*pki_, "h2"), {},
+                                 {.refuse_first = testing::Http2Script::kRefuseAll});
+  auto client = Client({.max_refused_retries = 3});
+  const auto start = Clock::now();
+  Reply reply = SendOne(*client, Get(Url(server, "/hello"), std::chrono::seconds(5)));
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.error().kind, HttpErrorKind::kClosed);
+  EXPECT_EQ(reply.error().message, "the server did not process the request");
+  EXPECT_FALSE(reply.error().head.has_value());
+  EXPECT_EQ(server.h2_requests(), 1 + 3);
+  EXPECT_EQ(server.accepted(), 1);  // the connection stayed open: every try went on it
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(2));
+}
+
+// RFC 9113 6.8: the streams above a GOAWAY's last stream id were not processed; they go again on
+// a new connection (the one that went away takes no new stream). With a limit of 1, the requests
+// still waiting in nghttp2 behind it when the GOAWAY comes are refused by nghttp2 and go again
+// too.
+TEST_F(HttpClientLoopbackTest, StreamsAboveGoawayLastStreamIdAreRetried) {
+  struct Case {
+    testing::Http2Script script;
+    size_t requests;
+  };
+  for (const Case& c :
+       {Case{{.goaway_after = 3}, 3}, Case{{.max_concurrent_streams = 1, .goaway_after = 1}, 5}}) {
+    testing::LoopbackServer server(io_, Protocol::kHttp2, testing::ServerTls(*pki_, "h2"), {},
+                                   c.script);
+    auto client = Client();
+    auto replies =
+        SendAll(*client, std::vector<HttpRequest>(c.requests, Get(Url(server, "/hello"))));
+    for (const auto& reply : replies) {
+      ASSERT_TRUE(reply.ok()) << reply.error().message;
+      EXPECT_EQ(reply->body, "hello");
+    }
+    EXPECT_EQ(server.accepted(), 2);
+    // The first connection saw goaway_after requests and answered one; the rest came again.
+    EXPECT_EQ(server.h2_requests(), c.script.goaway_after + static_cast<int>(c.requests) - 1);
   }
 }
 

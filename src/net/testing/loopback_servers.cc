@@ -264,6 +264,11 @@ struct H2Server {
   std::map<int32_t, Stream> streams;
   bool cut = false;  // close the connection after the next write
   Handler handler;
+  Http2Script script;
+  std::shared_ptr<int> requests;  // the server's count, over all connections
+  int received = 0;               // requests on this connection
+  std::vector<int32_t> held;      // with script.goaway_after: waiting for the GOAWAY
+  bool goaway_sent = false;
 
   H2Server() = default;
   H2Server(const H2Server&) = delete;
@@ -358,6 +363,31 @@ struct H2Server {
     provider.read_callback = &Read;
     nghttp2_submit_response(session, id, headers.data(), headers.size(), &provider);
   }
+
+  // A request came whole: refused, held for the GOAWAY, or answered.
+  void OnRequest(int32_t id) {
+    ++*requests;
+    ++received;
+    if (script.refuse_first == Http2Script::kRefuseAll || received <= script.refuse_first) {
+      nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, id, NGHTTP2_REFUSED_STREAM);
+      return;
+    }
+    if (script.goaway_after <= 0) {
+      Respond(id, streams[id]);
+      return;
+    }
+    if (goaway_sent) {
+      return;
+    }
+    held.push_back(id);
+    if (held.size() < static_cast<size_t>(script.goaway_after)) {
+      return;
+    }
+    // nghttp2 closes the held streams above the last stream id once the GOAWAY is sent.
+    nghttp2_submit_goaway(session, NGHTTP2_FLAG_NONE, held.front(), NGHTTP2_NO_ERROR, nullptr, 0);
+    goaway_sent = true;
+    Respond(held.front(), streams[held.front()]);
+  }
 };
 
 int H2OnHeader(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name, size_t namelen,
@@ -387,7 +417,7 @@ int H2OnFrame(nghttp2_session*, const nghttp2_frame* frame, void* user) {
   auto* server = static_cast<H2Server*>(user);
   if ((frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) &&
       (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0) {
-    server->Respond(frame->hd.stream_id, server->streams[frame->hd.stream_id]);
+    server->OnRequest(frame->hd.stream_id);
   }
   return 0;
 }
@@ -409,10 +439,22 @@ asio::awaitable<bool> H2Write(Stream& stream, H2Server& server) {
   co_return !server.cut;
 }
 
+// What every connection of a server is served with.
+struct ServeWith {
+  Handler handler;
+  Http2Script script;
+  std::shared_ptr<int> h2_requests;
+};
+
 template <typename Stream>
-asio::awaitable<void> ServeHttp2(Stream& stream, Handler handler, uint32_t max_streams) {
+asio::awaitable<void> ServeHttp2(Stream& stream, const ServeWith& with, int connection) {
   H2Server server;
-  server.handler = std::move(handler);
+  server.handler = with.handler;
+  server.script = with.script;
+  if (connection > 1) {
+    server.script.goaway_after = 0;  // the first connection only
+  }
+  server.requests = with.h2_requests;
   nghttp2_session_callbacks* callbacks = nullptr;
   nghttp2_session_callbacks_new(&callbacks);
   nghttp2_session_callbacks_set_on_header_callback(callbacks, &H2OnHeader);
@@ -420,6 +462,7 @@ asio::awaitable<void> ServeHttp2(Stream& stream, Handler handler, uint32_t max_s
   nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, &H2OnFrame);
   nghttp2_session_server_new(&server.session, callbacks, &server);
   nghttp2_session_callbacks_del(callbacks);
+  const uint32_t max_streams = with.script.max_concurrent_streams;
   const nghttp2_settings_entry limit{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, max_streams};
   nghttp2_submit_settings(server.session, NGHTTP2_FLAG_NONE, &limit, max_streams > 0 ? 1 : 0);
   std::array<uint8_t, 16384> buffer;
@@ -432,10 +475,10 @@ asio::awaitable<void> ServeHttp2(Stream& stream, Handler handler, uint32_t max_s
 }
 
 asio::awaitable<void> Serve(tcp::socket socket, LoopbackServer::Protocol protocol,
-                            std::shared_ptr<asio::ssl::context> tls, Handler handler,
-                            uint32_t max_streams) {
+                            std::shared_ptr<asio::ssl::context> tls,
+                            std::shared_ptr<const ServeWith> with, int connection) {
   if (tls == nullptr) {
-    co_await ServeHttp1(socket, handler);
+    co_await ServeHttp1(socket, with->handler);
     co_return;
   }
   asio::ssl::stream<tcp::socket> stream(std::move(socket), *tls);
@@ -444,24 +487,24 @@ asio::awaitable<void> Serve(tcp::socket socket, LoopbackServer::Protocol protoco
     co_return;
   }
   if (protocol == LoopbackServer::Protocol::kHttp2) {
-    co_await ServeHttp2(stream, handler, max_streams);
+    co_await ServeHttp2(stream, *with, connection);
   } else {
-    co_await ServeHttp1(stream, handler);
+    co_await ServeHttp1(stream, with->handler);
   }
 }
 
 asio::awaitable<void> AcceptLoop(tcp::acceptor& acceptor, LoopbackServer::Protocol protocol,
                                  std::shared_ptr<asio::ssl::context> tls,
-                                 std::shared_ptr<int> accepted, Handler handler,
-                                 uint32_t max_streams) {
+                                 std::shared_ptr<int> accepted,
+                                 std::shared_ptr<const ServeWith> with) {
   while (true) {
     auto [ec, socket] = co_await acceptor.async_accept(kNoThrow);
     if (ec) {
       co_return;
     }
-    ++*accepted;
+    const int connection = ++*accepted;
     asio::co_spawn(acceptor.get_executor(),
-                   Serve(std::move(socket), protocol, tls, handler, max_streams), asio::detached);
+                   Serve(std::move(socket), protocol, tls, with, connection), asio::detached);
   }
 }
 
@@ -469,12 +512,12 @@ asio::awaitable<void> AcceptLoop(tcp::acceptor& acceptor, LoopbackServer::Protoc
 
 LoopbackServer::LoopbackServer(asio::io_context& io, Protocol protocol,
                                std::shared_ptr<asio::ssl::context> tls, Handler handler,
-                               uint32_t max_concurrent_streams)
+                               Http2Script script)
     : acceptor_(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)) {
   port_ = acceptor_.local_endpoint().port();
-  asio::co_spawn(io,
-                 AcceptLoop(acceptor_, protocol, std::move(tls), accepted_, std::move(handler),
-                            max_concurrent_streams),
+  auto with = std::make_shared<const ServeWith>(
+      ServeWith{.handler = std::move(handler), .script = script, .h2_requests = h2_requests_});
+  asio::co_spawn(io, AcceptLoop(acceptor_, protocol, std::move(tls), accepted_, std::move(with)),
                  asio::detached);
 }
 

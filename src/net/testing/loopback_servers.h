@@ -56,24 +56,41 @@ struct ScriptedReply {
 };
 using Handler = std::function<ScriptedReply(const ServedRequest&)>;
 
+// What the HTTP/2 server does besides answering (all off by default).
+struct Http2Script {
+  uint32_t max_concurrent_streams = 0;  // above 0: advertised in SETTINGS (0: none, unlimited)
+  // The first this many requests of a connection are reset with RST_STREAM(REFUSED_STREAM)
+  // unanswered (RFC 9113 8.7); kRefuseAll: every request.
+  int refuse_first = 0;
+  // Above 0: the server's first connection holds the requests it is not refusing until this many
+  // have come, then sends GOAWAY naming the first one's stream as the last it processes and answers
+  // only that one (the others are above the GOAWAY's last stream id: not processed).
+  int goaway_after = 0;
+
+  static constexpr int kRefuseAll = -1;
+};
+
 class LoopbackServer {
  public:
   enum class Protocol { kHttp1, kHttp2 };
   // `tls` null: plain HTTP/1.1. kHttp2 needs `tls`. A `handler` answers every request; without
-  // one the fixed paths above answer. The handler runs on the io_context's thread. HTTP/2: a
-  // `max_concurrent_streams` above 0 is advertised in the server's SETTINGS (0: none, unlimited).
+  // one the fixed paths above answer. The handler runs on the io_context's thread. HTTP/2 only:
+  // `script` (SETTINGS, refused streams, GOAWAY).
   LoopbackServer(boost::asio::io_context& io, Protocol protocol,
                  std::shared_ptr<boost::asio::ssl::context> tls, Handler handler = {},
-                 uint32_t max_concurrent_streams = 0);
+                 Http2Script script = {});
   ~LoopbackServer();
 
   uint16_t port() const { return port_; }
   int accepted() const { return *accepted_; }
+  // HTTP/2 requests received whole on every connection, refused and unanswered ones included.
+  int h2_requests() const { return *h2_requests_; }
 
  private:
   boost::asio::ip::tcp::acceptor acceptor_;
   uint16_t port_ = 0;
   std::shared_ptr<int> accepted_ = std::make_shared<int>(0);
+  std::shared_ptr<int> h2_requests_ = std::make_shared<int>(0);
 };
 
 }  // namespace xb::net::testing
