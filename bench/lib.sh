@@ -209,3 +209,17 @@ PY
   fi
   SINK_PID=$!
 }
+
+# Stops a process we started: SIGTERM, up to `grace` tenths of a second (default 100) for it to
+# exit, then SIGKILL; reaps it. An empty pid is nothing to do.
+stop_pid() {
+  local pid=$1 grace=${2:-100}
+  [[ -n "$pid" ]] || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq "$grace"); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}

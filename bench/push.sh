@@ -88,17 +88,6 @@ PG_DIR=""
 SERVER_PID=""
 SINK_PID=""
 LOAD_PID=""
-stop_pid() {
-  local pid=$1
-  [[ -n "$pid" ]] || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 100); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  kill -KILL "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-}
 cleanup() {
   if [[ -n "$LOAD_PID" ]]; then
     kill -TERM "$LOAD_PID" 2>/dev/null || true

@@ -96,24 +96,13 @@ SERVER_PID=""     # ours, while an engine runs
 PEER_PID=""       # the peer (long-lived for deliver and latency; fresh per idle repeat)
 PEER_PORT=""
 LOAD_PID=""
-stop_pid() {
-  local pid=$1
-  [[ -n "$pid" ]] || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 50); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  kill -KILL "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-}
 cleanup() {
   if [[ -n "$LOAD_PID" ]]; then
     kill -TERM "$LOAD_PID" 2>/dev/null || true
     wait "$LOAD_PID" 2>/dev/null || true
   fi
-  stop_pid "$SERVER_PID"
-  stop_pid "$PEER_PID"
+  stop_pid "$SERVER_PID" 50
+  stop_pid "$PEER_PID" 50
   if [[ -n "$PG_DIR" ]]; then
     "$ROOT/tests/support/pg_cluster.sh" stop "$PG_DIR" >/dev/null 2>&1 || true
   fi
@@ -365,7 +354,7 @@ run_engine() {
       fi
     done
   fi
-  stop_pid "$SERVER_PID"
+  stop_pid "$SERVER_PID" 50
   SERVER_PID=""
   if [[ -z "${SKIPPED[$ENGINE]:-}" ]]; then
     for rep in $(seq "$repeats"); do
@@ -373,7 +362,7 @@ run_engine() {
       log "$ENGINE repeat $rep: $IDLE_STREAMS idle streams on a fresh server"
       idle_case "$ENGINE.idle.$rep" "127.0.0.1:$PORT" "$SERVER_PID"
       check_alive "$ENGINE idle"
-      stop_pid "$SERVER_PID"
+      stop_pid "$SERVER_PID" 50
       SERVER_PID=""
     done
   fi
@@ -389,7 +378,7 @@ if [[ $peer -eq 1 ]]; then
   start_peer
   stream_gate peer "127.0.0.1:$PEER_PORT"
   if [[ -n "${SKIPPED[peer]:-}" ]]; then
-    stop_pid "$PEER_PID"
+    stop_pid "$PEER_PID" 50
     PEER_PID=""
   fi
 fi
@@ -438,13 +427,13 @@ if [[ -n "$PEER_PID" ]]; then
       live_case "peer.live.$rep" "127.0.0.1:$PEER_PORT" "$PEER_PID"
     fi
   done
-  stop_pid "$PEER_PID"
+  stop_pid "$PEER_PID" 50
   PEER_PID=""
   for rep in $(seq "$repeats"); do
     start_peer
     log "peer repeat $rep: $IDLE_STREAMS idle streams on a fresh peer"
     idle_case "peer.idle.$rep" "127.0.0.1:$PEER_PORT" "$PEER_PID"
-    stop_pid "$PEER_PID"
+    stop_pid "$PEER_PID" 50
     PEER_PID=""
   done
 fi
