@@ -60,16 +60,24 @@ Result<v1::RecipientState> StateOf(const ApiContext& ctx, const store::Recipient
   return out;
 }
 
-// PUSH.md 4.1 row 3 (and rows 2 for the calls that need a stored recipient): what the stored
-// secret hash says, on the primary.
-asio::awaitable<store::StoreResult<store::RecipientCheck>> CheckStored(const ApiContext& ctx,
-                                                                       std::string recipient_id,
-                                                                       store::Hash hash,
-                                                                       rpc::Call& call) {
+// PUSH.md 4.1 row 3, and row 2 when `must_exist` (Unregister's and UpdateSubscriptions' rows):
+// what the stored secret hash says, on the primary.
+asio::awaitable<Status> CheckOwner(const ApiContext& ctx, std::string recipient_id,
+                                   store::Hash hash, bool must_exist, rpc::Call& call) {
   auto job = [push = ctx.store->push(), id = std::move(recipient_id), hash] {
     return push->CheckRecipient(id, hash);
   };
-  co_return co_await ctx.db->Run(std::move(job), call.ended_flag());
+  auto stored = co_await ctx.db->Run(std::move(job), call.ended_flag());
+  if (!stored.ok()) {
+    co_return StoreErrorStatus(stored.error(), ctx);
+  }
+  if (must_exist && stored.value() == store::RecipientCheck::kAbsent) {
+    co_return NotRegistered();
+  }
+  if (stored.value() == store::RecipientCheck::kSecretMismatch) {
+    co_return SecretNotValid();
+  }
+  co_return Status::Ok();
 }
 
 // Rows 4a-4e of Register for the delivery the request names: the stored row, or the row's status.
@@ -124,13 +132,7 @@ asio::awaitable<Result<v1::RecipientState>> Register(const ApiContext& ctx,
   XB_RETURN_IF_ERROR_CO(
       push::CheckRecipientCredentials(request.recipient_id(), request.recipient_secret()));
   const store::Hash hash = SecretHash(request.recipient_secret());
-  auto stored = co_await CheckStored(ctx, request.recipient_id(), hash, call);
-  if (!stored.ok()) {
-    co_return StoreErrorStatus(stored.error(), ctx);
-  }
-  if (stored.value() == store::RecipientCheck::kSecretMismatch) {
-    co_return SecretNotValid();
-  }
+  XB_RETURN_IF_ERROR_CO(co_await CheckOwner(ctx, request.recipient_id(), hash, false, call));
   auto recipient = co_await DeliveryOf(ctx, request);
   if (!recipient.ok()) {
     co_return recipient.status();
@@ -230,16 +232,7 @@ asio::awaitable<Result<v1::RecipientState>> UpdateSubscriptions(
   XB_RETURN_IF_ERROR_CO(
       push::CheckRecipientCredentials(request.recipient_id(), request.recipient_secret()));
   const store::Hash hash = SecretHash(request.recipient_secret());
-  auto stored = co_await CheckStored(ctx, request.recipient_id(), hash, call);
-  if (!stored.ok()) {
-    co_return StoreErrorStatus(stored.error(), ctx);
-  }
-  if (stored.value() == store::RecipientCheck::kAbsent) {
-    co_return NotRegistered();
-  }
-  if (stored.value() == store::RecipientCheck::kSecretMismatch) {
-    co_return SecretNotValid();
-  }
+  XB_RETURN_IF_ERROR_CO(co_await CheckOwner(ctx, request.recipient_id(), hash, true, call));
   SubscriptionRequest subscriptions = SubscriptionsOf(request);
   XB_RETURN_IF_ERROR_CO(push::CheckSubscriptions(subscriptions.adds, subscriptions.removes));
   auto job = [push = ctx.store->push(), id = request.recipient_id(), hash,
