@@ -36,18 +36,18 @@ std::unique_ptr<CredentialProvider> MakeChainProvider(
 // this file does not depend on them and its tests can see what a profile asked for.
 struct ProfileDelegates {
   // role_arn with source_profile or credential_source: STS AssumeRole from `source`.
-  std::function<std::unique_ptr<CredentialProvider>(
-      std::string role_arn, std::string external_id, std::string session_name,
-      std::unique_ptr<CredentialProvider> source)>
+  std::function<std::unique_ptr<CredentialProvider>(std::string role_arn, std::string external_id,
+                                                    std::string session_name,
+                                                    std::unique_ptr<CredentialProvider> source)>
       assume_role;
   // role_arn with web_identity_token_file.
-  std::function<std::unique_ptr<CredentialProvider>(
-      std::string token_file, std::string role_arn, std::string session_name)>
+  std::function<std::unique_ptr<CredentialProvider>(std::string token_file, std::string role_arn,
+                                                    std::string session_name)>
       web_identity;
   // sso_account_id, sso_role_name, sso_region and sso_start_url (or an sso_session section).
-  std::function<std::unique_ptr<CredentialProvider>(
-      std::string account_id, std::string region, std::string role_name, std::string start_url,
-      std::string session_name)>
+  std::function<std::unique_ptr<CredentialProvider>(std::string account_id, std::string region,
+                                                    std::string role_name, std::string start_url,
+                                                    std::string session_name)>
       sso;
   // credential_source = Environment / Ec2InstanceMetadata / EcsContainer.
   std::function<std::unique_ptr<CredentialProvider>(std::string credential_source)> named_source;
