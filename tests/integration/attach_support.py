@@ -23,7 +23,7 @@ import time
 import urllib.parse
 
 import grpc
-from botocore.auth import S3SigV4QueryAuth
+from botocore.auth import S3SigV4Auth, S3SigV4QueryAuth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
@@ -117,6 +117,33 @@ def get(url):
         conn.request("GET", parts.path)
         reply = conn.getresponse()
         return reply.status, reply.read()
+    finally:
+        conn.close()
+
+
+def signed_get(url, access_key_id, secret, region="us-east-1"):
+    """(status, body) of a GET signed by botocore (header form): reads a private object back."""
+    request = AWSRequest(method="GET", url=url)
+    S3SigV4Auth(Credentials(access_key_id, secret), "s3", region).add_auth(request)
+    parts = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=10)
+    try:
+        conn.request("GET", parts.path, headers=dict(request.headers.items()))
+        reply = conn.getresponse()
+        return reply.status, reply.read()
+    finally:
+        conn.close()
+
+
+def put_bucket(url):
+    """Creates a bucket with an unsigned PUT (moto accepts it); the HTTP status."""
+    parts = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=5)
+    try:
+        conn.request("PUT", parts.path)
+        reply = conn.getresponse()
+        reply.read()
+        return reply.status
     finally:
         conn.close()
 

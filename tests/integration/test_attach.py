@@ -5,6 +5,10 @@ generated inputs compared with the one the binary returns."""
 import hashlib
 import os
 import random
+import shutil
+import socket
+import subprocess
+import time
 import unittest
 import urllib.parse
 import urllib.request
@@ -243,6 +247,44 @@ class BotocoreAgreesTest(unittest.TestCase):
         expected = A.botocore_signature("PUT", unsigned, headers, sk, ak, token, region,
                                         query["X-Amz-Date"], ttl)
         self.assertEqual(query["X-Amz-Signature"], expected)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@unittest.skipIf(shutil.which("moto_server") is None, "moto_server is not on this machine")
+class MotoTest(unittest.TestCase):
+    """The same upload against moto's S3 (where the machine has moto_server): a second, outside
+    implementation of the target accepts the presigned request and serves the bytes back."""
+
+    # verifies: ATCH-023
+    def test_upload_to_moto(self):
+        port = free_port()
+        moto = subprocess.Popen(["moto_server", "-H", "127.0.0.1", "-p", str(port)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(moto.wait, 10)
+        self.addCleanup(moto.terminate)
+        endpoint = "http://127.0.0.1:%d" % port
+        deadline = time.time() + 20
+        while True:  # moto is up once it creates the bucket
+            try:
+                if A.put_bucket(endpoint + "/attachments") == 200:
+                    break
+            except OSError:
+                pass
+            self.assertLess(time.time(), deadline, "moto_server did not start")
+            time.sleep(0.2)
+        extra = A.attachments_toml(endpoint, A.static_credentials_toml(AK, SK), key_prefix="m/")
+        body = os.urandom(777)
+        with A.new_server(extra) as server, server.channel() as ch:
+            response, code, details = A.create_upload(ch, A.sha256(body), len(body))
+        self.assertEqual(code, grpc.StatusCode.OK, details)
+        self.assertEqual(A.put(response, body), 200)
+        path = "/attachments/m/" + hashlib.sha256(body).hexdigest()
+        self.assertEqual(A.signed_get(endpoint + path, AK, SK), (200, body))
 
 
 if __name__ == "__main__":
