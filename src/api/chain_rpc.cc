@@ -5,6 +5,7 @@
 #include <charconv>
 #include <memory>
 
+#include "base/encoding.h"
 #include "net/http_client.h"
 #include "net/tls_client.h"
 
@@ -149,13 +150,7 @@ asio::awaitable<Expected<json::value, RpcFailure>> Call(std::string url, std::st
 asio::awaitable<Expected<std::string, RpcFailure>> EthCall(std::string url, std::string call_data,
                                                            std::optional<uint64_t> block,
                                                            std::chrono::milliseconds timeout) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string data = "0x";
-  data.reserve(2 + call_data.size() * 2);
-  for (char c : call_data) {
-    data.push_back(kHex[static_cast<uint8_t>(c) >> 4]);
-    data.push_back(kHex[static_cast<uint8_t>(c) & 0x0f]);
-  }
+  const std::string data = "0x" + LowerHex(call_data);
   json::object tx;
   tx["data"] = data;
   json::array params{tx, json::value(block ? HexQuantity(*block) : std::string("latest"))};

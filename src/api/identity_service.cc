@@ -75,7 +75,7 @@ asio::awaitable<Result<v1::GetInboxIdsResponse>> GetInboxIds(
     out->set_identifier(request.requests(i).identifier());
     out->set_identifier_kind(request.requests(i).identifier_kind());
     if (const auto& inbox = inboxes.at(static_cast<size_t>(i))) {
-      out->set_inbox_id(validate::LowerHex(*inbox));
+      out->set_inbox_id(LowerHex(*inbox));
     }
   }
   co_return response;

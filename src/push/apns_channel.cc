@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "base/encoding.h"
 #include "push/body.h"
 
 namespace xb::push {
@@ -96,7 +97,7 @@ ApnsChannel::ApnsChannel(std::unique_ptr<net::HttpClient> client,
 asio::awaitable<Expected<net::HttpResponse, net::HttpError>> ApnsChannel::Send(
     const std::string& device_token, const PushMessage& message, const std::string& token,
     std::chrono::steady_clock::time_point deadline) {
-  const std::string topic = Base64Std(message.topic);
+  const std::string topic = Base64(message.topic);
   net::HttpRequest request{
       .method = "POST",
       .url = origin_ + "/3/device/" + device_token,

@@ -6,6 +6,7 @@
 
 #include <deque>
 
+#include "base/encoding.h"
 #include "push/body.h"
 #include "push/channel_test_support.h"
 
@@ -92,7 +93,7 @@ TEST_F(ApnsChannelTest, SendsTheRequestOfSection92) {
   EXPECT_EQ(r.Header("apns-topic"), "org.example.app");
   EXPECT_EQ(r.Header("apns-push-type"), "background");
   EXPECT_EQ(r.Header("apns-priority"), "5");
-  EXPECT_EQ(r.Header("apns-collapse-id"), Base64Std(message_.topic));
+  EXPECT_EQ(r.Header("apns-collapse-id"), Base64(message_.topic));
   EXPECT_EQ(r.body, ApnsBody(message_.topic, 42));
   const std::string auth = r.Header("authorization");
   ASSERT_TRUE(auth.starts_with("bearer "));

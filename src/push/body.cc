@@ -10,28 +10,10 @@
 #include <cstdio>
 
 #include "base/check.h"
+#include "base/encoding.h"
+#include "crypto/hmac_sha256.h"
 
 namespace xb::push {
-
-std::string Base64Std(std::string_view bytes) {
-  std::string out(4 * ((bytes.size() + 2) / 3), '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(bytes.data()),
-                                static_cast<int>(bytes.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
-}
-
-std::string LowerHex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    out.push_back(kDigits[c >> 4]);
-    out.push_back(kDigits[c & 0xf]);
-  }
-  return out;
-}
 
 // A stored token is valid UTF-8 (checked at Register), so other bytes pass as they are.
 std::string JsonEscape(std::string_view text) {
@@ -56,7 +38,7 @@ namespace {
 
 // "topic":"<b64>","sequence_id":"<dec>" (PUSH.md 9.1: padded base64, the id as a string).
 std::string DataMembers(std::string_view topic, uint64_t sequence_id) {
-  return "\"topic\":\"" + Base64Std(topic) + "\",\"sequence_id\":\"" + std::to_string(sequence_id) +
+  return "\"topic\":\"" + Base64(topic) + "\",\"sequence_id\":\"" + std::to_string(sequence_id) +
          "\"";
 }
 
@@ -89,14 +71,7 @@ std::string WebhookSignature(std::string_view signing_key, std::string_view webh
   std::string content;
   content.reserve(webhook_id.size() + timestamp.size() + body.size() + 2);
   content.append(webhook_id).append(".").append(timestamp).append(".").append(body);
-  std::array<unsigned char, EVP_MAX_MD_SIZE> mac{};
-  unsigned int mac_size = 0;
-  const unsigned char* done =
-      HMAC(EVP_sha256(), signing_key.data(), static_cast<int>(signing_key.size()),
-           reinterpret_cast<const unsigned char*>(content.data()), content.size(), mac.data(),
-           &mac_size);
-  XB_CHECK(done != nullptr);
-  return "v1," + Base64Std(std::string_view(reinterpret_cast<const char*>(mac.data()), mac_size));
+  return "v1," + Base64(crypto::AsBytes(crypto::HmacSha256(signing_key, content)));
 }
 
 // implements: PUSH-235

@@ -7,10 +7,6 @@
 
 namespace xb::push {
 
-// Standard base64 with padding (RFC 4648 section 4).
-std::string Base64Std(std::string_view bytes);
-// Lowercase hex.
-std::string LowerHex(std::string_view bytes);
 // The contents of a JSON string (RFC 8259 section 7): quote, backslash and control characters
 // escaped, other bytes as they are.
 std::string JsonEscape(std::string_view text);

@@ -34,21 +34,6 @@ TEST(Bodies, MatchTheBodyEncodingVector) {
 }
 
 // verifies: PUSH-259
-TEST(Base64Std, PadsAndEncodesTopicLengths) {
-  EXPECT_EQ(Base64Std(""), "");
-  EXPECT_EQ(Base64Std("f"), "Zg==");
-  EXPECT_EQ(Base64Std("fo"), "Zm8=");
-  EXPECT_EQ(Base64Std("foo"), "Zm9v");
-  EXPECT_EQ(Base64Std(std::string(17, '\xff')).size(), 24u);
-  EXPECT_EQ(Base64Std(std::string(33, '\xfb')).size(), 44u);
-  EXPECT_EQ(Base64Std(std::string(3, '\xfb')), "+/v7");
-}
-
-TEST(LowerHex, IsLowercase) {
-  EXPECT_EQ(LowerHex(std::string("\x00\xab\xFF", 3)), "00abff");
-  EXPECT_EQ(LowerHex(std::string(32, '\x01')).size(), 64u);
-}
-
 // verifies: PUSH-235
 TEST(NewUuidV4, IsAFreshVersion4Uuid) {
   const std::regex shape("^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$");

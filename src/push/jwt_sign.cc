@@ -7,12 +7,13 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
+#include "base/encoding.h"
 #include "push/body.h"
 
 namespace xb::push {
 
 std::string Base64Url(std::string_view bytes) {
-  std::string out = Base64Std(bytes);
+  std::string out = Base64(bytes);
   while (!out.empty() && out.back() == '=') {
     out.pop_back();
   }

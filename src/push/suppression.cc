@@ -4,11 +4,11 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 #include <cstdint>
 #include <utility>
 
+#include "crypto/hmac_sha256.h"
 #include "xmtp/backend/v1/backend.pb.h"
 
 namespace xb::push {
@@ -39,18 +39,6 @@ std::optional<std::string> GroupMessageData(std::string_view payload) {
   return std::move(*envelope.mutable_group_message()->mutable_data());
 }
 
-std::optional<std::array<uint8_t, 32>> HmacSha256(std::string_view key, std::string_view data) {
-  std::array<uint8_t, 32> mac{};
-  unsigned int length = 0;
-  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-           reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac.data(),
-           &length) == nullptr ||
-      length != mac.size()) {
-    return std::nullopt;
-  }
-  return mac;
-}
-
 }  // namespace
 
 // implements: PUSH-230
@@ -76,8 +64,8 @@ bool Suppressed(const SuppressionInput& input) {
   if (!data.has_value()) {
     return false;
   }
-  const std::optional<std::array<uint8_t, 32>> mac = HmacSha256(*key, *data);
-  return mac.has_value() && CRYPTO_memcmp(mac->data(), input.sender_hmac->data(), mac->size()) == 0;
+  const crypto::Sha256Digest mac = crypto::HmacSha256(*key, *data);
+  return CRYPTO_memcmp(mac.data(), input.sender_hmac->data(), mac.size()) == 0;
 }
 
 }  // namespace xb::push

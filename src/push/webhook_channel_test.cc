@@ -8,6 +8,7 @@
 #include <deque>
 #include <regex>
 
+#include "base/encoding.h"
 #include "push/body.h"
 #include "push/channel_test_support.h"
 

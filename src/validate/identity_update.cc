@@ -271,18 +271,6 @@ std::string Rfc3339(uint64_t client_timestamp_ns) {
 
 }  // namespace
 
-std::string LowerHex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (char c : bytes) {
-    const auto b = static_cast<uint8_t>(c);
-    out.push_back(kDigits[b >> 4]);
-    out.push_back(kDigits[b & 0x0f]);
-  }
-  return out;
-}
-
 bool IsCanonicalEthereumAddress(std::string_view address) {
   if (address.size() != 42 || address[0] != '0' || address[1] != 'x') {
     return false;

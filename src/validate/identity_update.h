@@ -17,6 +17,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/encoding.h"
 #include "identity/associations/association.pb.h"
 
 namespace xb::validate {
@@ -138,9 +139,6 @@ std::optional<uint64_t> Eip155ChainId(const Caip10& account);
 
 // IDENT-013: "0x" followed by exactly 40 characters from 0-9a-f.
 bool IsCanonicalEthereumAddress(std::string_view address);
-
-// Lowercase hex of `bytes`.
-std::string LowerHex(std::string_view bytes);
 
 // VALIDATION.md 5.5: keccak256(0x19 || "Ethereum Signed Message:\n" || len || text).
 std::string PersonalMessageHash(std::string_view text);
