@@ -142,8 +142,8 @@ TEST_F(ProfileProviderTest, RoleChainsThroughSourceProfiles) {
   EXPECT_EQ(asked_,
             (std::vector<std::string>{"assume_role arn:middle  ", "assume_role arn:top ext sess"}));
   EXPECT_EQ(KeyOf("via_keyed"), "role:arn:via(KEYED)");
-  // The profile asked for directly assumes its role from its own keys? No: only as a source.
-  EXPECT_EQ(KeyOf("keyed"), "error: the profile's role names no source credentials");
+  // Asked for directly, a role needs source_profile or credential_source (botocore refuses).
+  ExpectInvalid(Fetch("keyed"), "the profile's role names no source credentials");
 }
 
 // verifies: ATCH-073 (profile: a role chain that loops is an invalid configuration)
