@@ -174,7 +174,12 @@ asio::awaitable<ChildProcess::State> WaitForExit(ChildProcess* child,
       co_return state;
     }
     timer.expires_at(std::min(deadline, now + delay));
-    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    auto [error] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (error) {
+      // Cancelled (shutdown): stop here, before another co_await could throw.
+      child->Kill();
+      co_return ChildProcess::State::kRunning;
+    }
     delay = std::min(delay * 2, std::chrono::milliseconds(50));
   }
 }
