@@ -2,6 +2,7 @@
 #include <utility>
 
 #include "attach/credentials.h"
+#include "attach/local_sources.h"
 
 namespace xb::attach {
 namespace {
@@ -11,27 +12,35 @@ std::string Field(const std::map<std::string, std::string>& fields, const std::s
   return it == fields.end() ? std::string() : it->second;
 }
 
-class StaticSource final : public CredentialProvider {
- public:
-  explicit StaticSource(AwsCredentials credentials) : credentials_(std::move(credentials)) {}
-  boost::asio::awaitable<CredentialResult> Fetch() override { co_return credentials_; }
-
- private:
-  const AwsCredentials credentials_;
-};
-
 }  // namespace
 
 // implements: ATCH-073
 Expected<std::unique_ptr<CredentialProvider>, std::string> MakeCredentialProvider(
     const std::string& kind, const std::map<std::string, std::string>& fields,
-    const ProviderContext& /*context*/) {
+    const ProviderContext& context) {
   if (kind == "static") {
-    return std::unique_ptr<CredentialProvider>(std::make_unique<StaticSource>(
+    return MakeStaticProvider(
         AwsCredentials{.access_key_id = Field(fields, "access_key_id"),
                        .secret_access_key = Field(fields, "secret_access_key"),
                        .session_token = Field(fields, "session_token"),
-                       .expiry = std::nullopt}));
+                       .expiry = std::nullopt});
+  }
+  if (kind == "environment") {
+    return MakeEnvironmentProvider(context);
+  }
+  if (kind == "process") {
+    return MakeProcessProvider(context, Field(fields, "command"));
+  }
+  if (kind == "profile") {
+    // The HTTP delegates (assume_role, web_identity, sso, the metadata sources) join with
+    // http_sources.h; until then a profile naming them answers kUnavailable.
+    ProfileDelegates delegates;
+    delegates.named_source = [env = context.env](std::string credential_source) {
+      ProviderContext for_env;
+      for_env.env = env;
+      return credential_source == "Environment" ? MakeEnvironmentProvider(for_env) : nullptr;
+    };
+    return MakeProfileProvider(context, Field(fields, "name"), std::move(delegates));
   }
   return std::string("this credentials kind is not available");
 }
