@@ -14,6 +14,10 @@
 #include "telemetry/metrics.h"
 #include "telemetry/tracer.h"
 
+namespace xb::attach {
+class UploadSigner;
+}
+
 namespace xb::api {
 
 class ScwVerifier;
@@ -36,6 +40,10 @@ struct ApiContext {
   config::StreamsConfig stream_settings;
   // [push] (PUSH.md 12); nullopt: no push table, every Register FAILED_PRECONDITION (PUSH-210).
   std::optional<config::PushConfig> push;
+  // [attachments] (ATTACH.md): the storage target's signer and the enforced upload ceiling;
+  // nullptr without a storage target (CreateUpload row 1, UNIMPLEMENTED).
+  attach::UploadSigner* uploads = nullptr;
+  uint64_t max_upload_bytes = 0;
   // Logs the cause of store errors that fail requests (api/store_status.h); nullptr: counted only.
   StoreFailureLog* store_failures = nullptr;
   // Spans of the span catalogue below the request span (publish stages, stream.*); nullptr: none.

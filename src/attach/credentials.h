@@ -30,7 +30,7 @@ using WallClock = std::chrono::system_clock;
 struct AwsCredentials {
   std::string access_key_id{};
   std::string secret_access_key{};
-  std::string session_token{};                   // empty: none
+  std::string session_token{};                    // empty: none
   std::optional<WallClock::time_point> expiry{};  // nullopt: never expires
 };
 

@@ -134,8 +134,8 @@ std::string SignedHeaderNames(const std::vector<SignedHeader>& headers) {
 
 std::string Signature(const crypto::Sha256Digest& signing_key, const SigningScope& scope,
                       std::string_view canonical_request) {
-  const crypto::Sha256Digest mac = crypto::HmacSha256(crypto::AsBytes(signing_key),
-                                                      StringToSign(scope, canonical_request));
+  const crypto::Sha256Digest mac =
+      crypto::HmacSha256(crypto::AsBytes(signing_key), StringToSign(scope, canonical_request));
   return LowerHex(crypto::AsBytes(mac));
 }
 
@@ -173,11 +173,10 @@ std::vector<SignedHeader> SignHeaders(const HeaderSignRequest& request,
       CanonicalRequest(request.method, request.uri, request.canonical_query, all, payload_hash);
   const std::string signature =
       Signature(SigningKey(credentials.secret_access_key, scope), scope, canonical);
-  added.push_back({"authorization", std::string(kAlgorithm) +
-                                        " Credential=" + credentials.access_key_id + "/" +
-                                        CredentialScope(scope) +
-                                        ", SignedHeaders=" + SignedHeaderNames(all) +
-                                        ", Signature=" + signature});
+  added.push_back(
+      {"authorization", std::string(kAlgorithm) + " Credential=" + credentials.access_key_id + "/" +
+                            CredentialScope(scope) + ", SignedHeaders=" + SignedHeaderNames(all) +
+                            ", Signature=" + signature});
   return added;
 }
 

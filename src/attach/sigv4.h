@@ -25,8 +25,8 @@ struct SignedHeader {
 // What both forms sign besides the credentials.
 struct SigningScope {
   std::string_view region;
-  std::string_view service;           // "s3", "sts"
-  WallClock::time_point time;         // whole seconds are used
+  std::string_view service;    // "s3", "sts"
+  WallClock::time_point time;  // whole seconds are used
 };
 
 // RFC 3986 unreserved characters kept, every other byte %XX with uppercase hex (6.3 step 6).
@@ -82,7 +82,6 @@ struct HeaderSignRequest {
   std::string_view body;
 };
 std::vector<SignedHeader> SignHeaders(const HeaderSignRequest& request,
-                                      const AwsCredentials& credentials,
-                                      const SigningScope& scope);
+                                      const AwsCredentials& credentials, const SigningScope& scope);
 
 }  // namespace xb::attach

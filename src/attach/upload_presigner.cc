@@ -1,5 +1,8 @@
 #include "attach/upload_presigner.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include "base/encoding.h"
 #include "base/url.h"
 
@@ -46,8 +49,7 @@ std::string PathPrefix(const Url& endpoint, const config::S3Target& target) {
   }
   path.append("/").append(UriEncode(target.bucket, /*keep_slash=*/false));
   std::string_view prefix = target.key_prefix;
-  for (size_t slash = prefix.find('/'); slash != std::string_view::npos;
-       slash = prefix.find('/')) {
+  for (size_t slash = prefix.find('/'); slash != std::string_view::npos; slash = prefix.find('/')) {
     if (slash > 0) {  // allowed prefix characters never need encoding
       path.append("/").append(prefix.substr(0, slash));
     }
@@ -64,12 +66,17 @@ Expected<UploadPresigner, std::string> UploadPresigner::Create(const config::S3T
   if (!parsed.ok() || parsed.value().host.empty()) {
     return std::string("the storage endpoint is not a URL with a host");
   }
-  const Url& url = parsed.value();
+  // A reg-name is case-insensitive (RFC 3986 6.2.2.1): written and signed in lower case, as the
+  // SDKs sign it, so the Host a client derives from the URL is the signed one.
+  Url url = parsed.value();
+  if (url.host_kind == Url::HostKind::kRegName) {
+    std::transform(url.host.begin(), url.host.end(), url.host.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  }
   UploadPresigner presigner;
   Url authority = url;
-  const bool default_port = url.port.has_value() &&
-                            ((url.scheme == "https" && *url.port == 443) ||
-                             (url.scheme == "http" && *url.port == 80));
+  const bool default_port = url.port.has_value() && ((url.scheme == "https" && *url.port == 443) ||
+                                                     (url.scheme == "http" && *url.port == 80));
   if (default_port) {
     authority.port.reset();
   }
@@ -88,15 +95,14 @@ PresignedUpload UploadPresigner::Presign(std::string_view digest, uint64_t conte
   std::string path = path_prefix_;
   path.append(LowerHex(digest));
   // Sorted by name for signing (6.3 step 3); the response lists them in 6.2's order.
-  QueryPresignRequest request{
-      .method = "PUT",
-      .uri = path,
-      .headers = {{"content-length", std::to_string(content_length)},
-                  {"host", host_},
-                  {"if-none-match", "*"},
-                  {"x-amz-checksum-sha256", Base64(digest)}},
-      .extra_params = {},
-      .expires_seconds = expires_seconds};
+  QueryPresignRequest request{.method = "PUT",
+                              .uri = path,
+                              .headers = {{"content-length", std::to_string(content_length)},
+                                          {"host", host_},
+                                          {"if-none-match", "*"},
+                                          {"x-amz-checksum-sha256", Base64(digest)}},
+                              .extra_params = {},
+                              .expires_seconds = expires_seconds};
   const SigningScope scope{.region = region_, .service = "s3", .time = time};
   const std::string query =
       PresignQuery(request, credentials, scope, SigningKey(credentials.secret_access_key, scope));

@@ -39,8 +39,7 @@ Sha256Digest HmacSha256(std::string_view key, std::string_view data) {
       OSSL_PARAM_construct_end()};
   // An empty key is valid HMAC; OpenSSL wants a non-null pointer for it.
   static constexpr unsigned char kNoKey[1] = {0};
-  const auto* key_bytes =
-      key.empty() ? kNoKey : reinterpret_cast<const unsigned char*>(key.data());
+  const auto* key_bytes = key.empty() ? kNoKey : reinterpret_cast<const unsigned char*>(key.data());
   Sha256Digest mac{};
   size_t size = 0;
   const bool ok = EVP_MAC_init(ctx.get(), key_bytes, key.size(), params) == 1 &&

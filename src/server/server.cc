@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "api/attachment_service.h"
 #include "api/envelope_codec.h"
 #include "api/identity_service.h"
 #include "api/notification_service.h"
@@ -12,6 +13,7 @@
 #include "api/query_service.h"
 #include "api/stream_service.h"
 #include "base/thread_name.h"
+#include "config/config_error.h"
 #include "config/load.h"
 #include "net/tls_stream.h"
 #include "server/health_service.h"
@@ -284,12 +286,23 @@ bool Server::LoadAuth() {
 
 // Step 4: provider credentials load at start-up only (PUSH.md 12); the APNs key must sign.
 bool Server::CheckProviderCredentials() {
-  if (!config_.push) {
-    return true;
+  if (config_.push) {
+    if (Status checked = CheckPushCredentials(*config_.push); !checked.ok()) {
+      Fail(checked.message());
+      return false;
+    }
   }
-  if (Status checked = CheckPushCredentials(*config_.push); !checked.ok()) {
-    Fail(checked.message());
-    return false;
+  if (config_.attachments) {
+    // ATCH-073: the credential source is made now; what it answers is asked at the first upload.
+    auto signer = attach::UploadSigner::Create(
+        config_.attachments->s3,
+        attach::UploadSignerOptions{.env = config::ProcessEnv(),
+                                    .static_hosts = options_.provider_hosts});
+    if (!signer.ok()) {
+      Fail(config::ConfigError("attachments.target.S3.credentials", signer.error()).message());
+      return false;
+    }
+    upload_signer_ = std::move(signer).value();
   }
   return true;
 }
@@ -407,6 +420,8 @@ void Server::StartBackgroundTasks() {
       .streams = streams_.get(),
       .stream_settings = config_.streams,
       .push = config_.push,
+      .uploads = upload_signer_.get(),
+      .max_upload_bytes = config_.attachments ? config_.attachments->max_upload_bytes : 0,
       .store_failures = store_failures_.get(),
       .tracer = tracer_.get(),
       .before_identity_commit = options_.before_identity_commit,
@@ -447,6 +462,7 @@ void Server::BuildRouter() {
   api::AddIdentityService(router_, api_context_);
   api::AddStreamService(router_, api_context_);
   api::AddNotificationService(router_, api_context_);
+  api::AddAttachmentService(router_, api_context_);
   if (options_.extra_handlers) {
     options_.extra_handlers(router_);
   }
@@ -645,6 +661,9 @@ void Server::Stop() {
   }
   db_pool_->Stop();
   cpu_pool_->Stop();
+  if (upload_signer_) {
+    upload_signer_->Stop();  // uploads waiting for credentials answer before the workers go
+  }
   // Workers finish writing what is queued (trailers of the calls ended above), then stop; a worker
   // that cannot finish within the telemetry flush bound is abandoned. The same bound then covers
   // the trace flush (OPS-008: exit within the drain deadline + 5 s).

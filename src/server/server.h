@@ -29,6 +29,7 @@
 #include "api/cpu_pool.h"
 #include "api/scw_verifier.h"
 #include "api/store_status.h"
+#include "attach/upload_signer.h"
 #include "auth/authenticator.h"
 #include "auth/jwks_refresher.h"
 #include "config/config.h"
@@ -57,9 +58,10 @@ struct RunOptions {
   std::function<void(rpc::Router&)> extra_handlers;
   // Test builds only: awaited by Publish between identity validation and commit (API-232 tests).
   std::function<boost::asio::awaitable<void>()> before_identity_commit;
-  // Test builds only: the fixed provider hosts (APNs, FCM, its OAuth endpoint) answered from this
-  // table instead of DNS (net::HttpClientOptions::static_hosts), so that the push tests reach
-  // loopback fakes; the URLs and certificate names stay the spec's.
+  // Test builds only: the fixed provider hosts (APNs, FCM, its OAuth endpoint; AWS STS, SSO portal,
+  // instance metadata and container endpoints) answered from this table instead of DNS
+  // (net::HttpClientOptions::static_hosts), so that the push and attachment tests reach loopback
+  // fakes; the URLs and certificate names stay the spec's.
   std::map<std::string, boost::asio::ip::tcp::endpoint, std::less<>> provider_hosts;
 };
 
@@ -134,6 +136,9 @@ class Server {
   // Step 4.
   std::unique_ptr<auth::Authenticator> authenticator_;
   std::unique_ptr<auth::JwksRefresher> jwks_refresher_;
+  // ATTACH.md: with [attachments], the storage target's signer (its credential thread runs from
+  // step 4 to Stop).
+  std::unique_ptr<attach::UploadSigner> upload_signer_;
   std::vector<api::PublicSigningKey> startup_keys_;
   // Step 5.
   std::unique_ptr<store::Store> store_;
