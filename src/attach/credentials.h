@@ -64,7 +64,8 @@ class CredentialProvider {
 // The environment variables a provider reads, injectable for tests. Returns nullopt when unset.
 using EnvironmentLookup = std::function<std::optional<std::string>(const std::string& name)>;
 
-// What providers share. Everything outlives every provider made with it.
+// What providers share. A provider copies what it keeps; the executor and the client it points to
+// outlive every provider made with it.
 struct ProviderContext {
   boost::asio::any_io_executor executor;  // the credential thread's; Fetch runs here
   net::HttpClient* http = nullptr;        // on `executor`; every outbound request goes here

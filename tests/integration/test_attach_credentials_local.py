@@ -156,9 +156,6 @@ class LocalCredentialsTest(unittest.TestCase):
             self.assert_no_secrets(server, script)
 
     # verifies: ATCH-073 (default_chain: the environment comes first)
-    # default_chain is made by MakeCredentialProvider once the HTTP sources are wired; until then
-    # the server refuses the kind at startup. Remove this decorator when it lands.
-    @unittest.expectedFailure
     def test_default_chain_picks_the_environment_first(self):
         ak, sk = "AKIDCHAINENV0001", "chain-env-secret-" + "c" * 22
         config = self.write("config", "[default]\naws_access_key_id = AKIDCHAINPROFILE\n"
@@ -171,6 +168,19 @@ class LocalCredentialsTest(unittest.TestCase):
             self.assertEqual(self.upload(server), 200)
             self.assertEqual([key for _, key in s3.accepted], [ak])
             self.assert_no_secrets(server, ak, sk, "AKIDCHAINPROFILE")
+
+    # verifies: ATCH-073 (default_chain: without environment keys, the shared profile is next)
+    def test_default_chain_falls_back_to_the_profile(self):
+        ak, sk = "AKIDCHAINPROFILE", "chain-profile-secret-" + "p" * 19
+        config = self.write("config", "[default]\naws_access_key_id = %s\n"
+                                      "aws_secret_access_key = %s\n" % (ak, sk))
+        with A.S3Fake({ak: (sk, None)}) as s3:
+            server = self.server(s3, 'kind = "default_chain"\n',
+                                 {"AWS_CONFIG_FILE": config,
+                                  "AWS_EC2_METADATA_DISABLED": "true"})
+            self.assertEqual(self.upload(server), 200)
+            self.assertEqual([key for _, key in s3.accepted], [ak])
+            self.assert_no_secrets(server, ak, sk)
 
 
 if __name__ == "__main__":
