@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <optional>
 
+#include "base/url.h"
+
 namespace xb::attach {
 namespace {
 
@@ -22,16 +24,6 @@ std::string_view Trim(std::string_view text) {
     text.remove_suffix(1);
   }
   return text;
-}
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') {
-      c = static_cast<char>(c - 'A' + 'a');
-    }
-  }
-  return out;
 }
 
 // The section a header names, or nullptr for one this reader ignores.
@@ -92,7 +84,7 @@ void ParseSharedFile(std::string_view text, SharedFileKind kind, SharedConfig& i
     if (section == nullptr || equals == std::string_view::npos || equals == 0) {
       continue;  // outside a section we read, or not a key line: skipped as the SDKs do
     }
-    const std::string key = Lower(Trim(body.substr(0, equals)));
+    const std::string key = AsciiLower(Trim(body.substr(0, equals)));
     (*section)[key] = std::string(Trim(body.substr(equals + 1)));
     key_indent = indent;
   }

@@ -1,8 +1,5 @@
 #include "attach/upload_presigner.h"
 
-#include <algorithm>
-#include <cctype>
-
 #include "base/encoding.h"
 #include "base/url.h"
 
@@ -70,8 +67,7 @@ Expected<UploadPresigner, std::string> UploadPresigner::Create(const config::S3T
   // SDKs sign it, so the Host a client derives from the URL is the signed one.
   Url url = parsed.value();
   if (url.host_kind == Url::HostKind::kRegName) {
-    std::transform(url.host.begin(), url.host.end(), url.host.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    url.host = AsciiLower(url.host);
   }
   UploadPresigner presigner;
   Url authority = url;

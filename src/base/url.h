@@ -42,6 +42,9 @@ bool IsLoopbackHost(const Url& url);
 // ASCII case-insensitive equality.
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
+// `text` with ASCII A-Z in lower case (header names, host names, config keys).
+std::string AsciiLower(std::string_view text);
+
 // host[:port] as a Host header or :authority carries it: an IPv6 literal in brackets, the port only
 // when the URL writes one.
 std::string HostHeader(const Url& url);

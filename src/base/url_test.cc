@@ -83,5 +83,11 @@ TEST(Url, HostHeaderAndRequestTarget) {
   EXPECT_EQ(RequestTarget("http://h?q=1"), "/?q=1");
   EXPECT_EQ(RequestTarget("http://h#only-fragment"), "/");
 }
+
+TEST(AsciiLower, LowersOnlyAsciiLetters) {
+  EXPECT_EQ(AsciiLower("Content-Type: ABC xyz 09"), "content-type: abc xyz 09");
+  EXPECT_EQ(AsciiLower("\xc3\x89"), "\xc3\x89");  // bytes past ASCII stay as they are
+}
+
 }  // namespace
 }  // namespace xb

@@ -36,16 +36,6 @@ constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
 
 HttpError Timeout() { return HttpError{HttpErrorKind::kTimeout, "the deadline passed"}; }
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') {
-      c = static_cast<char>(c - 'A' + 'a');
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string_view HttpErrorKindName(HttpErrorKind kind) {
@@ -372,7 +362,7 @@ HttpError ReadError(boost::system::error_code ec) {
 HttpHead HeadOf(const http::response<http::string_body>& message) {
   HttpHead head{.status = message.result_int()};
   for (const auto& field : message) {
-    head.headers.push_back(Header{Lower(field.name_string()), std::string(field.value())});
+    head.headers.push_back(Header{AsciiLower(field.name_string()), std::string(field.value())});
   }
   return head;
 }

@@ -31,7 +31,8 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from push_fakes import DEFAULT_LIFETIME, Answer, Http1Connection, RecordingFake, TlsHttpServer
+from push_fakes import (DEFAULT_LIFETIME, Answer, Http1Connection, LoopbackHttpServer,
+                        RecordingFake, TlsHttpServer)
 
 IMDS_HOST = "169.254.169.254"
 CONTAINER_HOST = "169.254.170.2"
@@ -44,39 +45,12 @@ def iso8601(epoch_seconds):
         "%Y-%m-%dT%H:%M:%SZ")
 
 
-class PlainHttpServer:
-    """TlsHttpServer's interface over plain HTTP/1.1 (IMDS and the container endpoint)."""
+class PlainHttpServer(LoopbackHttpServer):
+    """LoopbackHttpServer over plain HTTP/1.1 (IMDS and the container endpoint)."""
 
     def __init__(self, handler, lifetime=DEFAULT_LIFETIME):
-        self.handler = handler
-        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(64)
-        self.listener.settimeout(0.2)
-        self.port = self.listener.getsockname()[1]
-        self.stopping = threading.Event()
-        self.deadline = time.monotonic() + lifetime
-        threading.Thread(target=self._accept_loop, daemon=True).start()
-
-    def close(self):
-        self.stopping.set()
-
-    def _stopped(self):
-        return self.stopping.is_set() or time.monotonic() > self.deadline
-
-    def _accept_loop(self):
-        try:
-            while not self._stopped():
-                try:
-                    sock, _ = self.listener.accept()
-                except socket.timeout:
-                    continue
-                except OSError:
-                    break
-                threading.Thread(target=self._serve, args=(sock,), daemon=True).start()
-        finally:
-            self.listener.close()
+        super().__init__(handler, lifetime)
+        self.start()
 
     def _serve(self, sock):
         try:
@@ -86,8 +60,6 @@ class PlainHttpServer:
             pass
         finally:
             sock.close()
-
-    answer = TlsHttpServer.answer
 
 
 class CredentialFake(RecordingFake):

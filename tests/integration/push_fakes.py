@@ -229,19 +229,12 @@ def _remember_sni(sock, name, context):
     sock.xb_sni = name  # the SSLSocket being handshaken: the SNI this connection asked for
 
 
-class TlsHttpServer:
-    """Serves `handler(Request) -> Answer` on 127.0.0.1:0 over TLS. An answer's delay runs in its
-    own thread, so slow answers on one HTTP/2 connection overlap."""
+class LoopbackHttpServer:
+    """Serves `handler(Request) -> Answer` on 127.0.0.1:0: the listener, the accept loop and the
+    handler call. A subclass says how one accepted connection is served (`_serve`)."""
 
-    def __init__(self, ca, handler, dns_names=(), ips=(), alpn=("h2", "http/1.1"),
-                 lifetime=DEFAULT_LIFETIME):
-        cert_file, key_file = ca.issue(dns_names, ips)
+    def __init__(self, handler, lifetime=DEFAULT_LIFETIME):
         self.handler = handler
-        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        self.context.load_cert_chain(cert_file, key_file)
-        self.context.set_alpn_protocols(list(alpn))
-        self.context.sni_callback = _remember_sni
-        self.alpn = tuple(alpn)
         self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.listener.bind(("127.0.0.1", 0))
@@ -252,6 +245,8 @@ class TlsHttpServer:
         self.deadline = time.monotonic() + lifetime
         self.connections = 0
         self.lock = threading.Lock()
+
+    def start(self):
         threading.Thread(target=self._accept_loop, daemon=True).start()
 
     def close(self):
@@ -275,6 +270,32 @@ class TlsHttpServer:
         finally:
             self.listener.close()
 
+    def _serve(self, sock):
+        raise NotImplementedError
+
+    def answer(self, request):
+        try:
+            return self.handler(request)
+        except Exception as e:  # a bug in a fake: record it, answer 500
+            request.problems.append("fake raised %r" % (e,))
+            return Answer(500, b"fake error")
+
+
+class TlsHttpServer(LoopbackHttpServer):
+    """LoopbackHttpServer over TLS (HTTP/2 or HTTP/1.1 by ALPN). An answer's delay runs in its
+    own thread, so slow answers on one HTTP/2 connection overlap."""
+
+    def __init__(self, ca, handler, dns_names=(), ips=(), alpn=("h2", "http/1.1"),
+                 lifetime=DEFAULT_LIFETIME):
+        super().__init__(handler, lifetime)
+        cert_file, key_file = ca.issue(dns_names, ips)
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.context.load_cert_chain(cert_file, key_file)
+        self.context.set_alpn_protocols(list(alpn))
+        self.context.sni_callback = _remember_sni
+        self.alpn = tuple(alpn)
+        self.start()
+
     def _serve(self, raw):
         try:
             raw.settimeout(10)
@@ -296,13 +317,6 @@ class TlsHttpServer:
                 sock.close()
             except OSError:
                 pass
-
-    def answer(self, request):
-        try:
-            return self.handler(request)
-        except Exception as e:  # a bug in a fake: record it, answer 500
-            request.problems.append("fake raised %r" % (e,))
-            return Answer(500, b"fake error")
 
 
 class H2Connection:
