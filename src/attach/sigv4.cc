@@ -1,7 +1,6 @@
 #include "attach/sigv4.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <ctime>
 
 #include "base/encoding.h"
@@ -36,17 +35,39 @@ std::string TrimValue(std::string_view value) {
   return out;
 }
 
-std::string DateOf(const SigningScope& scope) { return AmzDate(scope.time).substr(0, 8); }
+void AppendDigits(std::string& out, int value, int width) {
+  char digits[8];
+  for (int i = width - 1; i >= 0; --i) {
+    digits[i] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  }
+  out.append(digits, static_cast<size_t>(width));
+}
 
-std::string StringToSign(const SigningScope& scope, std::string_view canonical_request) {
+// "DATE/region/service/aws4_request" for an AMZDATE already formatted.
+std::string ScopeOf(std::string_view amz_date, const SigningScope& scope) {
+  std::string out(amz_date.substr(0, 8));
+  out.append("/").append(scope.region).append("/").append(scope.service).append("/aws4_request");
+  return out;
+}
+
+std::string StringToSign(std::string_view amz_date, std::string_view credential_scope,
+                         std::string_view canonical_request) {
   const crypto::Sha256Digest hash = crypto::Sha256(canonical_request);
   std::string out;
   out.reserve(160);
   out.append(kAlgorithm).append("\n");
-  out.append(AmzDate(scope.time)).append("\n");
-  out.append(CredentialScope(scope)).append("\n");
+  out.append(amz_date).append("\n");
+  out.append(credential_scope).append("\n");
   out.append(LowerHex(crypto::AsBytes(hash)));
   return out;
+}
+
+std::string SignatureOver(const crypto::Sha256Digest& signing_key, std::string_view amz_date,
+                          std::string_view credential_scope, std::string_view canonical_request) {
+  const crypto::Sha256Digest mac = crypto::HmacSha256(
+      crypto::AsBytes(signing_key), StringToSign(amz_date, credential_scope, canonical_request));
+  return LowerHex(crypto::AsBytes(mac));
 }
 
 }  // namespace
@@ -71,22 +92,28 @@ std::string AmzDate(WallClock::time_point time) {
   const std::time_t seconds = WallClock::to_time_t(time);
   std::tm utc{};
   gmtime_r(&seconds, &utc);
-  char text[64];
-  std::snprintf(text, sizeof(text), "%04d%02d%02dT%02d%02d%02dZ", utc.tm_year + 1900,
-                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
-  return text;
+  std::string out;
+  out.reserve(16);
+  AppendDigits(out, utc.tm_year + 1900, 4);
+  AppendDigits(out, utc.tm_mon + 1, 2);
+  AppendDigits(out, utc.tm_mday, 2);
+  out.push_back('T');
+  AppendDigits(out, utc.tm_hour, 2);
+  AppendDigits(out, utc.tm_min, 2);
+  AppendDigits(out, utc.tm_sec, 2);
+  out.push_back('Z');
+  return out;
 }
 
 std::string CredentialScope(const SigningScope& scope) {
-  std::string out = DateOf(scope);
-  out.append("/").append(scope.region).append("/").append(scope.service).append("/aws4_request");
-  return out;
+  return ScopeOf(AmzDate(scope.time), scope);
 }
 
 crypto::Sha256Digest SigningKey(std::string_view secret_access_key, const SigningScope& scope) {
   std::string seed = "AWS4";
   seed.append(secret_access_key);
-  const crypto::Sha256Digest date = crypto::HmacSha256(seed, DateOf(scope));
+  const crypto::Sha256Digest date =
+      crypto::HmacSha256(seed, std::string_view(AmzDate(scope.time)).substr(0, 8));
   const crypto::Sha256Digest region = crypto::HmacSha256(crypto::AsBytes(date), scope.region);
   const crypto::Sha256Digest service = crypto::HmacSha256(crypto::AsBytes(region), scope.service);
   return crypto::HmacSha256(crypto::AsBytes(service), "aws4_request");
@@ -134,17 +161,19 @@ std::string SignedHeaderNames(const std::vector<SignedHeader>& headers) {
 
 std::string Signature(const crypto::Sha256Digest& signing_key, const SigningScope& scope,
                       std::string_view canonical_request) {
-  const crypto::Sha256Digest mac =
-      crypto::HmacSha256(crypto::AsBytes(signing_key), StringToSign(scope, canonical_request));
-  return LowerHex(crypto::AsBytes(mac));
+  const std::string amz_date = AmzDate(scope.time);
+  return SignatureOver(signing_key, amz_date, ScopeOf(amz_date, scope), canonical_request);
 }
 
 std::string PresignQuery(const QueryPresignRequest& request, const AwsCredentials& credentials,
                          const SigningScope& scope, const crypto::Sha256Digest& signing_key) {
+  const std::string amz_date = AmzDate(scope.time);
+  const std::string credential_scope = ScopeOf(amz_date, scope);
   std::vector<std::pair<std::string, std::string>> params = request.extra_params;
+  params.reserve(params.size() + 6);
   params.emplace_back("X-Amz-Algorithm", std::string(kAlgorithm));
-  params.emplace_back("X-Amz-Credential", credentials.access_key_id + "/" + CredentialScope(scope));
-  params.emplace_back("X-Amz-Date", AmzDate(scope.time));
+  params.emplace_back("X-Amz-Credential", credentials.access_key_id + "/" + credential_scope);
+  params.emplace_back("X-Amz-Date", amz_date);
   params.emplace_back("X-Amz-Expires", std::to_string(request.expires_seconds));
   params.emplace_back("X-Amz-SignedHeaders", SignedHeaderNames(request.headers));
   if (!credentials.session_token.empty()) {
@@ -153,7 +182,8 @@ std::string PresignQuery(const QueryPresignRequest& request, const AwsCredential
   std::string query = CanonicalQuery(std::move(params));
   const std::string canonical =
       CanonicalRequest(request.method, request.uri, query, request.headers, "UNSIGNED-PAYLOAD");
-  query.append("&X-Amz-Signature=").append(Signature(signing_key, scope, canonical));
+  query.append("&X-Amz-Signature=")
+      .append(SignatureOver(signing_key, amz_date, credential_scope, canonical));
   return query;
 }
 

@@ -86,8 +86,8 @@ Expected<UploadPresigner, std::string> UploadPresigner::Create(const config::S3T
 // implements: ATCH-023, ATCH-028
 PresignedUpload UploadPresigner::Presign(std::string_view digest, uint64_t content_length,
                                          const AwsCredentials& credentials,
-                                         WallClock::time_point time,
-                                         uint32_t expires_seconds) const {
+                                         WallClock::time_point time, uint32_t expires_seconds,
+                                         const crypto::Sha256Digest* signing_key) const {
   std::string path = path_prefix_;
   path.append(LowerHex(digest));
   // Sorted by name for signing (6.3 step 3); the response lists them in 6.2's order.
@@ -99,9 +99,10 @@ PresignedUpload UploadPresigner::Presign(std::string_view digest, uint64_t conte
                                           {"x-amz-checksum-sha256", Base64(digest)}},
                               .extra_params = {},
                               .expires_seconds = expires_seconds};
-  const SigningScope scope{.region = region_, .service = "s3", .time = time};
-  const std::string query =
-      PresignQuery(request, credentials, scope, SigningKey(credentials.secret_access_key, scope));
+  const SigningScope scope = ScopeAt(time);
+  const std::string query = PresignQuery(
+      request, credentials, scope,
+      signing_key != nullptr ? *signing_key : SigningKey(credentials.secret_access_key, scope));
   PresignedUpload out;
   out.url.reserve(origin_.size() + path.size() + 1 + query.size());
   out.url.append(origin_).append(path).append("?").append(query);

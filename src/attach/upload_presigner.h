@@ -31,10 +31,18 @@ class UploadPresigner {
   static Expected<UploadPresigner, std::string> Create(const config::S3Target& target);
 
   // `digest` is exactly 32 bytes (admission row 2 checked it), `time` the signing time T (whole
-  // seconds used), `expires_seconds` the lifetime E of 6.4.
+  // seconds used), `expires_seconds` the lifetime E of 6.4. `signing_key`: SigningKey(secret,
+  // scope of `time`) when the caller keeps one (it changes only with the credential and the UTC
+  // date); nullptr: derived here.
   PresignedUpload Presign(std::string_view digest, uint64_t content_length,
                           const AwsCredentials& credentials, WallClock::time_point time,
-                          uint32_t expires_seconds) const;
+                          uint32_t expires_seconds,
+                          const crypto::Sha256Digest* signing_key = nullptr) const;
+
+  // The scope this presigner signs in at `time` (region, "s3").
+  SigningScope ScopeAt(WallClock::time_point time) const {
+    return {.region = region_, .service = "s3", .time = time};
+  }
 
  private:
   UploadPresigner() = default;

@@ -56,6 +56,32 @@ void UploadSigner::StartFetch(std::function<void(CredentialResult)> done) {
   });
 }
 
+namespace {
+
+// The derived signing key of the last credential and UTC date this thread signed with: it changes
+// once a day or with the credential, and deriving it is four of a presign's five HMACs.
+struct ThreadSigningKey {
+  const UploadSigner* signer = nullptr;
+  std::shared_ptr<const AwsCredentials> credentials;  // held, so the pointer cannot be reused
+  std::string date;                                   // YYYYMMDD
+  crypto::Sha256Digest key{};
+};
+thread_local ThreadSigningKey thread_signing_key;
+
+const crypto::Sha256Digest& SigningKeyFor(const UploadSigner* signer,
+                                          const std::shared_ptr<const AwsCredentials>& credentials,
+                                          const SigningScope& scope) {
+  ThreadSigningKey& cached = thread_signing_key;
+  std::string date = AmzDate(scope.time).substr(0, 8);
+  if (cached.signer != signer || cached.credentials != credentials || cached.date != date) {
+    cached = {signer, credentials, std::move(date),
+              SigningKey(credentials->secret_access_key, scope)};
+  }
+  return cached.key;
+}
+
+}  // namespace
+
 asio::awaitable<Expected<PresignedUpload, CredentialError>> UploadSigner::Presign(
     std::string digest, uint64_t content_length) {
   Expected<CredentialCache::Lease, CredentialError> lease = co_await cache_.Acquire();
@@ -63,8 +89,10 @@ asio::awaitable<Expected<PresignedUpload, CredentialError>> UploadSigner::Presig
     co_return lease.error();
   }
   const CredentialCache::Lease& l = lease.value();
+  const crypto::Sha256Digest& key =
+      SigningKeyFor(this, l.credentials, presigner_.ScopeAt(l.signing_time));
   co_return presigner_.Presign(digest, content_length, *l.credentials, l.signing_time,
-                               l.expires_seconds);
+                               l.expires_seconds, &key);
 }
 
 void UploadSigner::Stop() {
