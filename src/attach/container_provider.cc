@@ -1,5 +1,6 @@
 // kind = "container" and credential_source = EcsContainer: the container credential endpoint
 // (ECS task roles, EKS Pod Identity), like the SDKs' container provider.
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -56,7 +57,11 @@ class ContainerProvider final : public CredentialProvider {
     for (int attempt = 1; attempt <= kAttempts; ++attempt) {
       if (attempt > 1) {
         boost::asio::steady_timer pause(context_.executor, kRetryPause);
-        co_await pause.async_wait(boost::asio::use_awaitable);
+        // Not the throwing form: a pause cut short (shutdown cancels the fetch) ends the fetch.
+        auto [cut] = co_await pause.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+        if (cut) {
+          co_return last;
+        }
       }
       auto response = co_await SendRequest(context_.http, request, kRequestTimeout, kNoAnswer);
       if (!response.ok()) {

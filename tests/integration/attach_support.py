@@ -66,16 +66,18 @@ def static_credentials_toml(access_key_id, secret, token=None):
     return text
 
 
-def server_config(extra, log_level="debug"):
-    """harness.minimal_config + `extra`, logging at `log_level` (OPS-014 holds at DEBUG too)."""
+def server_config(extra, log_level="debug", server_extra=""):
+    """harness.minimal_config + `extra`, logging at `log_level` (OPS-014 holds at DEBUG too), with
+    `server_extra` lines in [server]."""
     return harness.minimal_config(extra).replace(
-        'log_format = "json"\n', 'log_format = "json"\nlog_level = "%s"\n' % log_level, 1)
+        'log_format = "json"\n',
+        'log_format = "json"\nlog_level = "%s"\n%s' % (log_level, server_extra), 1)
 
 
-def new_server(extra, env=None, binary=None):
+def new_server(extra, env=None, binary=None, server_extra=""):
     """A harness.Server (not started) of the test build with `extra` configuration."""
-    return harness.Server(config=server_config(extra), binary=binary or harness.TEST_BINARY,
-                          env=env)
+    return harness.Server(config=server_config(extra, server_extra=server_extra),
+                          binary=binary or harness.TEST_BINARY, env=env)
 
 
 def create_upload(channel, digest, length, api_key=API_KEY, timeout=15):

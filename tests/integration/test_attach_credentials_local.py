@@ -6,6 +6,7 @@ botocore), and checks that no credential value reaches the server's log or stder
 import os
 import stat
 import tempfile
+import threading
 import time
 import unittest
 
@@ -30,12 +31,13 @@ class LocalCredentialsTest(unittest.TestCase):
             os.chmod(path, stat.S_IRWXU)
         return path
 
-    def server(self, s3, credentials_toml, env):
+    def server(self, s3, credentials_toml, env, server_extra=""):
         """A started server whose environment is ours plus `env` (AWS_* of ours removed)."""
         full = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
         full["HOME"] = self.tmp.name  # no ~/.aws of the machine's user
         full.update(env)
-        server = A.new_server(A.attachments_toml(s3.endpoint, credentials_toml), env=full)
+        server = A.new_server(A.attachments_toml(s3.endpoint, credentials_toml), env=full,
+                              server_extra=server_extra)
         server.start()
         self.addCleanup(server.tmp.cleanup)
         self.addCleanup(server.check_sanitizers)
@@ -154,6 +156,30 @@ class LocalCredentialsTest(unittest.TestCase):
                 _, code, details = A.create_upload(ch, A.sha256(BODY), len(BODY))
             self.assertEqual((code, details), A.UNAVAILABLE)
             self.assert_no_secrets(server, script)
+
+    # verifies: OPS-007, OPS-008 — an upload waiting on a credential process that hangs is
+    # answered UNAVAILABLE at shutdown, and the process exits within the drain bound + 5 s without
+    # waiting for the credential process's own time limit.
+    def test_shutdown_while_the_credential_process_hangs(self):
+        script = self.write("hang.sh", "#!/bin/sh\nsleep 60\n", executable=True)
+        with A.S3Fake({}) as s3:
+            server = self.server(s3, 'kind = "process"\ncommand = "%s"\n' % script, {},
+                                 server_extra="max_drain_duration_ms = 1000\n")
+            outcome = {}
+
+            def call():
+                with server.channel() as ch:
+                    outcome["r"] = A.create_upload(ch, A.sha256(BODY), len(BODY), timeout=60)
+
+            caller = threading.Thread(target=call)
+            caller.start()
+            time.sleep(1.0)  # the call now waits for the credential process
+            self.assertNotIn("r", outcome)
+            server.terminate()
+            caller.join(20)
+            self.assertFalse(caller.is_alive())
+            self.assertEqual(outcome["r"][1], grpc.StatusCode.UNAVAILABLE)
+            self.assertEqual(server.wait(timeout=1 + 5), 0)
 
     # verifies: ATCH-073 (default_chain: the environment comes first)
     def test_default_chain_picks_the_environment_first(self):
