@@ -18,6 +18,7 @@ import grpc
 import attach_support as A
 import harness
 import health_pb2
+import otlp_receiver
 from xmtp.backend.v1 import backend_pb2 as pb
 
 AK, SK = "AKIDSTATIC0001", "static-secret-" + "s" * 24
@@ -179,6 +180,41 @@ class UploadTest(unittest.TestCase):
         for secret in (AK, SK, "SESSION-", "attachments/", "up/", signature,
                        hashlib.sha256(body).hexdigest(), str(self.s3.port)):
             self.assertNotIn(secret, text)
+
+
+class TelemetryTest(unittest.TestCase):
+    # verifies: OPS-014, ATCH-006 — the rpc.create_upload span is exported under the request span,
+    # and no exported span or log record holds a credential, URL, bucket, prefix, digest or length.
+    def test_span_and_no_storage_data_in_exports(self):
+        token = "SESSION-TOKEN-SECRET-" + "z" * 16
+        digest = hashlib.sha256(b"telemetry bytes").digest()
+        with otlp_receiver.Receiver() as receiver, A.S3Fake({AK: (SK, token)}) as s3:
+            extra = A.attachments_toml(s3.endpoint, A.static_credentials_toml(AK, SK, token),
+                                       bucket="secret-bucket-name", key_prefix="secret-prefix/")
+            config = A.server_config(extra).replace(
+                "[telemetry]\n", '[telemetry]\notlp_endpoint = "%s"\nsample_ratio = 1.0\n'
+                'otlp_logs = true\n' % receiver.endpoint)
+            with harness.Server(config=config, binary=harness.TEST_BINARY) as server:
+                with server.channel() as ch:
+                    response, code, _ = A.create_upload(ch, digest, 4321987)
+                    self.assertEqual(code, grpc.StatusCode.OK)
+                    A.create_upload(ch, digest[:5], 4321987)
+                names = ("rpc.create_upload", "xmtp.backend.v1.AttachmentService/CreateUpload")
+                spans = receiver.wait_spans(
+                    lambda s: s if all(n in [x.name for x in s] for n in names) else None, 20,
+                    "the upload spans")
+                server.terminate()
+                self.assertEqual(server.wait(15), 0)
+            by_id = {x.span_id: x for x in spans}
+            handler = [x for x in spans if x.name == "rpc.create_upload"][0]
+            self.assertEqual(by_id[handler.parent_span_id].name,
+                             "xmtp.backend.v1.AttachmentService/CreateUpload")
+            exported = b"".join(receiver.bodies)
+            signature = A.presigned_query(response.url)["X-Amz-Signature"].encode()
+            for secret in (AK.encode(), SK.encode(), token.encode(), b"secret-bucket-name",
+                           b"secret-prefix", signature, digest, digest.hex().encode(),
+                           b"4321987", s3.endpoint.encode()):
+                self.assertNotIn(secret, exported)
 
 
 class BotocoreAgreesTest(unittest.TestCase):
