@@ -3,10 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 namespace xb::attach {
 namespace {
@@ -186,6 +189,67 @@ TEST(CredentialCache, CloseFailsWaitingAndLaterRequests) {
   // The fetch that was in flight answers after Close: nothing is resumed twice.
   h.pending.front()(Credential("AK", std::nullopt));
   EXPECT_EQ(h.cache.fetches(), 1u);
+}
+
+// Many I/O threads acquiring while the clock runs and refreshes complete on other threads: every
+// answer is a credential with E in 300..400 or UNAVAILABLE, and refreshes are shared (fewer
+// fetches than acquires). Run under TSan in CI.
+TEST(CredentialCache, ThreadsAcquiringWhileRefreshesCompleteElsewhere) {
+  std::atomic<int64_t> now_s{1'700'000'000};
+  std::atomic<int> issued{0};
+  std::vector<std::thread> fetch_threads;
+  std::mutex fetch_threads_mu;
+  CredentialCache cache({.presign_ttl_seconds = 900,
+                         .now = [&] { return WallClock::time_point(seconds(now_s.load())); }},
+                        [&](std::function<void(CredentialResult)> done) {
+                          std::lock_guard lock(fetch_threads_mu);
+                          fetch_threads.emplace_back([&, done = std::move(done)] {
+                            std::this_thread::sleep_for(std::chrono::microseconds(200));
+                            const int n = issued.fetch_add(1) + 1;
+                            done(Credential("AK" + std::to_string(n),
+                                            WallClock::time_point(seconds(now_s.load() + 400))));
+                          });
+                        });
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 300;
+  std::atomic<int> good{0}, unavailable{0}, bad{0};
+  std::vector<std::thread> io_threads;
+  for (int t = 0; t < kThreads; ++t) {
+    io_threads.emplace_back([&] {
+      asio::io_context io;
+      for (int i = 0; i < kPerThread; ++i) {
+        auto task = [&]() -> asio::awaitable<void> {
+          Outcome out = co_await cache.Acquire();
+          if (!out.ok()) {
+            ++unavailable;
+          } else if (out.value().credentials != nullptr && out.value().expires_seconds >= 300 &&
+                     out.value().expires_seconds <= 400) {
+            ++good;
+          } else {
+            ++bad;
+          }
+        };
+        asio::co_spawn(io, task, asio::detached);
+        if (i % 10 == 0) {
+          now_s.fetch_add(7);  // a refresh every ~15 acquires
+        }
+      }
+      io.run();
+    });
+  }
+  for (auto& t : io_threads) {
+    t.join();
+  }
+  {
+    std::lock_guard lock(fetch_threads_mu);
+    for (auto& t : fetch_threads) {
+      t.join();
+    }
+  }
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(good.load() + unavailable.load(), kThreads * kPerThread);
+  EXPECT_GT(good.load(), 0);
+  EXPECT_LT(cache.fetches(), static_cast<uint64_t>(kThreads * kPerThread));
 }
 
 }  // namespace
