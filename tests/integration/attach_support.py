@@ -111,43 +111,33 @@ def put(response, body, headers=None, url=None):
         conn.close()
 
 
-def get(url):
-    """(status, body) of an unsigned GET."""
+def _request(method, url, headers=None, body=None):
+    """(status, body) of one plain-HTTP request to the path of `url` (its query dropped)."""
     parts = urllib.parse.urlsplit(url)
     conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=10)
     try:
-        conn.request("GET", parts.path)
+        conn.request(method, parts.path, body=body, headers=headers or {})
         reply = conn.getresponse()
         return reply.status, reply.read()
     finally:
         conn.close()
+
+
+def get(url):
+    """(status, body) of an unsigned GET."""
+    return _request("GET", url)
 
 
 def signed_get(url, access_key_id, secret, region="us-east-1"):
     """(status, body) of a GET signed by botocore (header form): reads a private object back."""
     request = AWSRequest(method="GET", url=url)
     S3SigV4Auth(Credentials(access_key_id, secret), "s3", region).add_auth(request)
-    parts = urllib.parse.urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=10)
-    try:
-        conn.request("GET", parts.path, headers=dict(request.headers.items()))
-        reply = conn.getresponse()
-        return reply.status, reply.read()
-    finally:
-        conn.close()
+    return _request("GET", url, headers=dict(request.headers.items()))
 
 
 def put_bucket(url):
     """Creates a bucket with an unsigned PUT (moto accepts it); the HTTP status."""
-    parts = urllib.parse.urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=5)
-    try:
-        conn.request("PUT", parts.path)
-        reply = conn.getresponse()
-        reply.read()
-        return reply.status
-    finally:
-        conn.close()
+    return _request("PUT", url)[0]
 
 
 def sha256(data):
