@@ -5,6 +5,7 @@
 #include "api/request_bounds.h"
 #include "api/scw_verifier.h"
 #include "api/store_status.h"
+#include "base/url.h"
 #include "rpc/unary.h"
 #include "validate/identity_update.h"
 #include "validate/identity_validator.h"
@@ -30,16 +31,10 @@ bool IsHex(std::string_view s) {
   return true;
 }
 
-std::string AsciiLower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
-
 // implements: API-270 (VALIDATION.md 6: normalization by kind, order and echo, limits)
-asio::awaitable<Result<v1::GetInboxIdsResponse>> GetInboxIds(
+}  // namespace
+
+asio::awaitable<Result<v1::GetInboxIdsResponse>> LookupInboxIds(
     const ApiContext& ctx, const v1::GetInboxIdsRequest& request) {
   if (static_cast<size_t>(request.requests_size()) > ctx.limits.max_lookup_identifiers) {
     co_return InvalidArgument("too many identifiers in one lookup");
@@ -83,7 +78,7 @@ asio::awaitable<Result<v1::GetInboxIdsResponse>> GetInboxIds(
 
 // implements: API-271, API-231 (VALIDATION.md 7)
 // `parent` is the rpc.* span: each chain verification gets a scw.verify span under it (OPS-019).
-asio::awaitable<Result<v1::VerifySmartContractWalletSignaturesResponse>> VerifyScw(
+asio::awaitable<Result<v1::VerifySmartContractWalletSignaturesResponse>> VerifySmartContractWallets(
     const ApiContext& ctx, const v1::VerifySmartContractWalletSignaturesRequest& request,
     telemetry::SpanContext parent) {
   if (static_cast<size_t>(request.signatures_size()) > ctx.limits.max_scw_signatures) {
@@ -135,14 +130,12 @@ asio::awaitable<Result<v1::VerifySmartContractWalletSignaturesResponse>> VerifyS
   co_return response;
 }
 
-}  // namespace
-
 void AddIdentityService(rpc::Router& router, const ApiContext& context) {
   router.Add(
       "/xmtp.backend.v1.IdentityService/GetInboxIds", rpc::CallKind::kUnary,
       rpc::Unary<v1::GetInboxIdsRequest, v1::GetInboxIdsResponse>(
           [&context](const v1::GetInboxIdsRequest& request, rpc::Call&) {
-            return GetInboxIds(context, request);
+            return LookupInboxIds(context, request);
           },
           context.limits.max_response_bytes,
           AtMost(1, context.limits.max_lookup_identifiers, "too many identifiers in one lookup")));
@@ -151,7 +144,9 @@ void AddIdentityService(rpc::Router& router, const ApiContext& context) {
       rpc::Unary<v1::VerifySmartContractWalletSignaturesRequest,
                  v1::VerifySmartContractWalletSignaturesResponse>(
           [&context](const v1::VerifySmartContractWalletSignaturesRequest& request,
-                     rpc::Call& call) { return VerifyScw(context, request, call.trace_parent()); },
+                     rpc::Call& call) {
+            return VerifySmartContractWallets(context, request, call.trace_parent());
+          },
           context.limits.max_response_bytes,
           AtMost(1, context.limits.max_scw_signatures, "too many signatures in one verification")));
 }

@@ -12,6 +12,7 @@
 #include "api/publish_service.h"
 #include "api/query_service.h"
 #include "api/stream_service.h"
+#include "api/v3/identity_api.h"
 #include "base/thread_name.h"
 #include "config/config_error.h"
 #include "config/load.h"
@@ -463,6 +464,7 @@ void Server::BuildRouter() {
   api::AddStreamService(router_, api_context_);
   api::AddNotificationService(router_, api_context_);
   api::AddAttachmentService(router_, api_context_);
+  api::v3::AddIdentityApi(router_, api_context_);
   if (options_.extra_handlers) {
     options_.extra_handlers(router_);
   }

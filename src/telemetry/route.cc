@@ -51,6 +51,13 @@ constexpr std::array<Row, kRpcCount> kRoutes = {{
     {{Rpc::kCreateUpload, "/xmtp.backend.v1.AttachmentService/CreateUpload",
       "xmtp.backend.v1.AttachmentService", "CreateUpload", "unary", false},
      "xmtp.backend.v1.AttachmentService/CreateUpload"},
+    {{Rpc::kV3GetInboxIds, "/xmtp.identity.api.v1.IdentityApi/GetInboxIds",
+      "xmtp.identity.api.v1.IdentityApi", "GetInboxIds", "unary", false},
+     "xmtp.identity.api.v1.IdentityApi/GetInboxIds"},
+    {{Rpc::kV3VerifySmartContractWalletSignatures,
+      "/xmtp.identity.api.v1.IdentityApi/VerifySmartContractWalletSignatures",
+      "xmtp.identity.api.v1.IdentityApi", "VerifySmartContractWalletSignatures", "unary", false},
+     "xmtp.identity.api.v1.IdentityApi/VerifySmartContractWalletSignatures"},
     // The table types Health/Watch as unary although it streams; the table is the contract.
     {{Rpc::kHealthCheck, "/grpc.health.v1.Health/Check", "grpc.health.v1.Health", "Check", "unary",
       true},

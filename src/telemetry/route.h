@@ -26,6 +26,9 @@ enum class Rpc : uint8_t {
   kUnregister,
   kUpdateSubscriptions,
   kCreateUpload,
+  // The V3 API (issue 33, docs/v3-api.md): rows are added as its methods are served.
+  kV3GetInboxIds,
+  kV3VerifySmartContractWalletSignatures,
   kHealthCheck,
   kHealthWatch,
   kHealthList,

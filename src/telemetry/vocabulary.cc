@@ -86,6 +86,12 @@ std::optional<Operation> HandlerOperation(Rpc rpc) {
       return Operation::kRpcUpdateSubscriptions;
     case Rpc::kCreateUpload:
       return Operation::kRpcCreateUpload;
+    // A V3 method that does what a v1 method does shares its handler span: the request span
+    // (service/method) already tells the two apart.
+    case Rpc::kV3GetInboxIds:
+      return Operation::kRpcGetInboxIds;
+    case Rpc::kV3VerifySmartContractWalletSignatures:
+      return Operation::kRpcVerifySmartContractWalletSignatures;
     case Rpc::kSubscribe:
     case Rpc::kSubscribeStatic:
     case Rpc::kHealthCheck:

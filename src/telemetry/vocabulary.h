@@ -81,6 +81,8 @@ enum class Operation : uint8_t {
   kRequestUnregister,
   kRequestUpdateSubscriptions,
   kRequestCreateUpload,
+  kRequestV3GetInboxIds,
+  kRequestV3VerifySmartContractWalletSignatures,
   kRequestHealthCheck,
   kRequestHealthWatch,
   kRequestHealthList,

@@ -16,12 +16,14 @@ import identity_signers as S
 import identity_updates as U
 from google.rpc import status_pb2
 import health_pb2
+from identity.api.v1 import identity_pb2
 from identity.associations import association_pb2 as A
 from xmtp.backend.v1 import backend_pb2
 
 PUBLISH = "/xmtp.backend.v1.PublishService/Publish"
 QUERY = "/xmtp.backend.v1.QueryService/Query"
 GET_INBOX_IDS = "/xmtp.backend.v1.IdentityService/GetInboxIds"
+V3_GET_INBOX_IDS = "/xmtp.identity.api.v1.IdentityApi/GetInboxIds"
 R = backend_pb2.PublishError
 ETH = A.IDENTIFIER_KIND_ETHEREUM
 PASSKEY = A.IDENTIFIER_KIND_PASSKEY
@@ -89,6 +91,37 @@ class IdentityMixin:
             with self.assertRaises(grpc.RpcError) as ctx:
                 harness.unary(ch, GET_INBOX_IDS, req, backend_pb2.GetInboxIdsResponse)
         return ctx.exception
+
+    # verifies: API-270 over the V3 IdentityApi (issue 33): the same answers with the V3 field
+    # numbers (inbox_id 2, identifier_kind 3), the same normalization and bounds.
+    def test_v3_get_inbox_ids(self):
+        key = os.urandom(32)  # a wallet of its own: other tests register wallet
+        wallet = S.eth_address(key)
+        inbox, update = U.registration(int.from_bytes(os.urandom(6), "big"), wallet_key=key,
+                                       installation_seed=os.urandom(32))
+        self.publish(U.envelope(update))
+        self.lookup_eventually([(wallet, ETH)], [inbox])
+        req = identity_pb2.GetInboxIdsRequest()
+        req.requests.add(identifier=wallet.upper().replace("0X", "0x"), identifier_kind=ETH)
+        req.requests.add(identifier="0x" + "ab" * 20, identifier_kind=ETH)
+        req.requests.add(identifier=wallet)  # UNSPECIFIED reads as Ethereum
+        resp = self.call(V3_GET_INBOX_IDS, req, identity_pb2.GetInboxIdsResponse)
+        self.assertEqual(
+            [(r.identifier, r.identifier_kind, r.inbox_id if r.HasField("inbox_id") else None)
+             for r in resp.responses],
+            [(wallet.upper().replace("0X", "0x"), ETH, inbox), ("0x" + "ab" * 20, ETH, None),
+             (wallet, A.IDENTIFIER_KIND_UNSPECIFIED, inbox)])
+        # The V3 response's field numbers, read off the wire: 2 = inbox_id, 3 = kind.
+        raw = resp.responses[0].SerializeToString()
+        self.assertIn(b"\x12" + bytes([len(inbox)]) + inbox.encode(), raw)
+        self.assertIn(b"\x18" + bytes([ETH]), raw)
+        bad = identity_pb2.GetInboxIdsRequest()
+        bad.requests.add(identifier="zz", identifier_kind=PASSKEY)
+        with self.server.channel() as ch:
+            with self.assertRaises(grpc.RpcError) as ctx:
+                harness.unary(ch, V3_GET_INBOX_IDS, bad, identity_pb2.GetInboxIdsResponse)
+        self.assertEqual((ctx.exception.code(), ctx.exception.details()),
+                         (grpc.StatusCode.INVALID_ARGUMENT, "malformed identifier"))
 
     # verifies: IDENT-005, API-270, VALIDATION.md 8.2 (the computed identity log, in order)
     def test_spec_identity_log(self):

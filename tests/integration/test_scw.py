@@ -15,12 +15,14 @@ import harness
 import identity_signers as S
 import identity_updates as U
 from google.rpc import status_pb2
+from identity.api.v1 import identity_pb2
 from identity.associations import association_pb2 as A
 from identity.associations import signature_pb2 as Sig
 from xmtp.backend.v1 import backend_pb2
 
 PUBLISH = "/xmtp.backend.v1.PublishService/Publish"
 VERIFY = "/xmtp.backend.v1.IdentityService/VerifySmartContractWalletSignatures"
+V3_VERIFY = "/xmtp.identity.api.v1.IdentityApi/VerifySmartContractWalletSignatures"
 GET_INBOX_IDS = "/xmtp.backend.v1.IdentityService/GetInboxIds"
 R = backend_pb2.PublishError
 VerifyRequest = backend_pb2.VerifySmartContractWalletSignaturesRequest
@@ -164,6 +166,31 @@ class ScwTest(unittest.TestCase):
         self.assertEqual(self.verify_fails(*[ok] * 101), grpc.StatusCode.INVALID_ARGUMENT)
         self.assertEqual(self.stub.count("eth_call"), before)
         self.assertEqual(len(self.verify(*[ok] * 100)), 100)
+
+    # verifies: API-271 over the V3 IdentityApi (issue 33): its own field numbers (signature 3,
+    # hash 4), the same verdicts and blocks, the same bounds.
+    def test_v3_verdicts_and_bounds(self):
+        a, d, s = self.wallet()
+        b, e, t = self.wallet(valid=False)
+        req = identity_pb2.VerifySmartContractWalletSignaturesRequest()
+        for addr, digest, sig, block in ((a, d, s, 100), (b, e, t, 100), (a, d, s, None)):
+            entry = req.signatures.add(account_id="eip155:1:0x" + addr.hex(), hash=digest,
+                                       signature=sig)
+            if block is not None:
+                entry.block_number = block
+        with self.server.channel() as ch:
+            resp, _ = harness.unary(ch, V3_VERIFY, req,
+                                    identity_pb2.VerifySmartContractWalletSignaturesResponse)
+            self.assertEqual([(r.is_valid, r.block_number) for r in resp.responses],
+                             [(True, 100), (False, 100), (True, self.stub.head)])
+            bad = identity_pb2.VerifySmartContractWalletSignaturesRequest()
+            bad.signatures.add(account_id="eip155:1:0x" + a.hex(), hash=d[:31], signature=s)
+            with self.assertRaises(grpc.RpcError) as ctx:
+                harness.unary(ch, V3_VERIFY, bad,
+                              identity_pb2.VerifySmartContractWalletSignaturesResponse)
+            self.assertEqual((ctx.exception.code(), ctx.exception.details()),
+                             (grpc.StatusCode.INVALID_ARGUMENT, "hash is not 32 bytes"))
+        self.assertEqual(self.stub.bad_calls, [])
 
     # ---- identity updates signed by a smart-contract wallet (5.5.4, 5.9.2)
 

@@ -44,6 +44,9 @@ ROUTES = [  # (grpc_service, grpc_method, grpc_type)
     ("xmtp.backend.v1.NotificationService", "Unregister", "unary"),
     ("xmtp.backend.v1.NotificationService", "UpdateSubscriptions", "unary"),
     ("xmtp.backend.v1.AttachmentService", "CreateUpload", "unary"),
+    # Our extension for the V3 API (issue 33, docs/v3-api.md), rows added as methods are served.
+    ("xmtp.identity.api.v1.IdentityApi", "GetInboxIds", "unary"),
+    ("xmtp.identity.api.v1.IdentityApi", "VerifySmartContractWalletSignatures", "unary"),
     ("grpc.health.v1.Health", "Check", "unary"),
     ("grpc.health.v1.Health", "Watch", "unary"),
     ("grpc.health.v1.Health", "List", "unary"),
