@@ -311,6 +311,12 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx, std:
 
 }  // namespace
 
+asio::awaitable<Result<v1::PublishResponse>> PublishEncoded(const ApiContext& ctx,
+                                                            std::string request,
+                                                            telemetry::SpanContext parent) {
+  return Publish(ctx, std::move(request), parent);
+}
+
 void AddPublishService(rpc::Router& router, const ApiContext& context) {
   router.Add("/xmtp.backend.v1.PublishService/Publish", rpc::CallKind::kUnary,
              rpc::UnaryBytes<v1::PublishResponse>(

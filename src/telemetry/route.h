@@ -29,6 +29,9 @@ enum class Rpc : uint8_t {
   // The V3 API (issue 33, docs/v3-api.md): rows are added as its methods are served.
   kV3GetInboxIds,
   kV3VerifySmartContractWalletSignatures,
+  kV3PublishIdentityUpdate,
+  kV3SendGroupMessages,
+  kV3UploadKeyPackage,
   kHealthCheck,
   kHealthWatch,
   kHealthList,

@@ -92,6 +92,10 @@ std::optional<Operation> HandlerOperation(Rpc rpc) {
       return Operation::kRpcGetInboxIds;
     case Rpc::kV3VerifySmartContractWalletSignatures:
       return Operation::kRpcVerifySmartContractWalletSignatures;
+    case Rpc::kV3PublishIdentityUpdate:
+    case Rpc::kV3SendGroupMessages:
+    case Rpc::kV3UploadKeyPackage:
+      return Operation::kRpcPublish;
     case Rpc::kSubscribe:
     case Rpc::kSubscribeStatic:
     case Rpc::kHealthCheck:

@@ -47,6 +47,9 @@ ROUTES = [  # (grpc_service, grpc_method, grpc_type)
     # Our extension for the V3 API (issue 33, docs/v3-api.md), rows added as methods are served.
     ("xmtp.identity.api.v1.IdentityApi", "GetInboxIds", "unary"),
     ("xmtp.identity.api.v1.IdentityApi", "VerifySmartContractWalletSignatures", "unary"),
+    ("xmtp.identity.api.v1.IdentityApi", "PublishIdentityUpdate", "unary"),
+    ("xmtp.mls.api.v1.MlsApi", "SendGroupMessages", "unary"),
+    ("xmtp.mls.api.v1.MlsApi", "UploadKeyPackage", "unary"),
     ("grpc.health.v1.Health", "Check", "unary"),
     ("grpc.health.v1.Health", "Watch", "unary"),
     ("grpc.health.v1.Health", "List", "unary"),

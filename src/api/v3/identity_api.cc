@@ -3,7 +3,9 @@
 #include <utility>
 
 #include "api/identity_service.h"
+#include "api/publish_service.h"
 #include "api/request_bounds.h"
+#include "api/v3/publish_wrap.h"
 #include "identity/api/v1/identity.pb.h"
 #include "rpc/unary.h"
 
@@ -68,10 +70,29 @@ asio::awaitable<Result<idv1::VerifySmartContractWalletSignaturesResponse>> Verif
   co_return response;
 }
 
+// 3.10: the IdentityUpdate (field 1) is published as one identity-update envelope.
+asio::awaitable<Result<idv1::PublishIdentityUpdateResponse>> PublishIdentityUpdate(
+    const ApiContext& ctx, std::string request, telemetry::SpanContext parent) {
+  const std::optional<std::string_view> update = LastMessageField(request, 1);
+  if (!update) {
+    co_return InvalidArgument("request is malformed");
+  }
+  std::string wrapped = OneEnvelopeRequest(kEnvelopeIdentityUpdate, *update);
+  XB_TRY_CO(auto published, co_await PublishEncoded(ctx, std::move(wrapped), parent));
+  (void)published;
+  co_return idv1::PublishIdentityUpdateResponse();
+}
+
 }  // namespace
 
 // implements: API-270, API-271 for the V3 IdentityApi (issue 33)
 void AddIdentityApi(rpc::Router& router, const ApiContext& context) {
+  router.Add("/xmtp.identity.api.v1.IdentityApi/PublishIdentityUpdate", rpc::CallKind::kUnary,
+             rpc::UnaryBytes<idv1::PublishIdentityUpdateResponse>(
+                 [&context](std::string request, rpc::Call& call) {
+                   return PublishIdentityUpdate(context, std::move(request), call.trace_parent());
+                 },
+                 context.limits.max_response_bytes));
   router.Add(
       "/xmtp.identity.api.v1.IdentityApi/GetInboxIds", rpc::CallKind::kUnary,
       rpc::Unary<idv1::GetInboxIdsRequest, idv1::GetInboxIdsResponse>(
