@@ -15,7 +15,9 @@ std::string LowerHex(std::string_view bytes) {
   return out;
 }
 
-std::string Base64(std::string_view bytes) {
+namespace {
+
+std::string Base64Encode(std::string_view bytes, bool pad) {
   static constexpr char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;
@@ -38,10 +40,20 @@ std::string Base64(std::string_view bytes) {
     }
     out.push_back(kAlphabet[v >> 18]);
     out.push_back(kAlphabet[(v >> 12) & 63]);
-    out.push_back(rest == 2 ? kAlphabet[(v >> 6) & 63] : '=');
-    out.push_back('=');
+    if (rest == 2) {
+      out.push_back(kAlphabet[(v >> 6) & 63]);
+    }
+    if (pad) {
+      out.append(rest == 1 ? "==" : "=");
+    }
   }
   return out;
 }
+
+}  // namespace
+
+std::string Base64(std::string_view bytes) { return Base64Encode(bytes, /*pad=*/true); }
+
+std::string Base64Unpadded(std::string_view bytes) { return Base64Encode(bytes, /*pad=*/false); }
 
 }  // namespace xb

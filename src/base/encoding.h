@@ -13,4 +13,7 @@ std::string LowerHex(std::string_view bytes);
 // Standard base64 alphabet, padded with '=' to a multiple of 4 characters.
 std::string Base64(std::string_view bytes);
 
+// The same without padding (grpc-status-details-bin convention).
+std::string Base64Unpadded(std::string_view bytes);
+
 }  // namespace xb

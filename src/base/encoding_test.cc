@@ -22,5 +22,12 @@ TEST(Base64, MatchesRfc4648Vectors) {  // RFC 4648 section 10
   EXPECT_EQ(Base64("\xfb\xff"), "+/8=");
 }
 
+TEST(Base64Unpadded, DropsOnlyThePadding) {
+  EXPECT_EQ(Base64Unpadded("f"), "Zg");
+  EXPECT_EQ(Base64Unpadded("fo"), "Zm8");
+  EXPECT_EQ(Base64Unpadded("foo"), "Zm9v");
+  EXPECT_EQ(Base64Unpadded(""), "");
+}
+
 }  // namespace
 }  // namespace xb

@@ -4,6 +4,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <cstring>
 
+#include "base/encoding.h"
+
 namespace xb::rpc {
 
 namespace asio = boost::asio;
@@ -123,7 +125,7 @@ void Call::QueueMessageEnd() {
 void Call::AppendOut(std::string_view frame) {
   CompactOut();
   if (options_.dialect == Dialect::kGrpcWebText) {
-    const std::string text = Base64Encode(frame);
+    const std::string text = Base64(frame);
     std::memcpy(GrowOut(text.size()), text.data(), text.size());
   } else if (!frame.empty()) {
     std::memcpy(GrowOut(frame.size()), frame.data(), frame.size());
@@ -256,8 +258,7 @@ void Call::Finish(Status status) {
       trailers_.push_back({"grpc-message", PercentEncode(final_status_.message())});
     }
     if (!final_status_.details().empty()) {
-      trailers_.push_back(
-          {"grpc-status-details-bin", Base64EncodeUnpadded(final_status_.details())});
+      trailers_.push_back({"grpc-status-details-bin", Base64Unpadded(final_status_.details())});
     }
   } else {
     std::string frame;

@@ -7,6 +7,7 @@
 #include <boost/asio/io_context.hpp>
 #include <chrono>
 
+#include "base/encoding.h"
 #include "rpc/frame.h"
 #include "rpc/grpc_web.h"
 #include "rpc/response_budget.h"
@@ -88,7 +89,7 @@ TEST(Call, GrpcWebTextDecodesAndEncodesBase64WithTrailerFrame) {
   auto call = f.Make(Dialect::kGrpcWebText);
   std::string frame;
   AppendFrame(frame, "hello");
-  const std::string text = Base64Encode(frame);
+  const std::string text = Base64(frame);
   call->OnRequestBody(text.substr(0, 3));  // split inside a base64 group
   call->OnRequestBody(text.substr(3));
   call->OnRequestEnd();
@@ -98,7 +99,7 @@ TEST(Call, GrpcWebTextDecodesAndEncodesBase64WithTrailerFrame) {
   AppendFrame(expected_message, "hello");
   std::string expected_trailer;
   AppendFrame(expected_trailer, "grpc-status: 0\r\n", kFlagTrailer);
-  EXPECT_EQ(Fixture::Drain(*call), Base64Encode(expected_message) + Base64Encode(expected_trailer));
+  EXPECT_EQ(Fixture::Drain(*call), Base64(expected_message) + Base64(expected_trailer));
   EXPECT_TRUE(call->trailers().empty());
 }
 

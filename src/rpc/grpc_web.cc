@@ -3,6 +3,8 @@
 #include <array>
 #include <cstdint>
 
+#include "base/encoding.h"
+
 namespace xb::rpc {
 namespace {
 
@@ -20,41 +22,7 @@ constexpr std::array<int8_t, 256> MakeDecodeTable() {
 }
 constexpr std::array<int8_t, 256> kDecode = MakeDecodeTable();
 
-std::string Encode(std::string_view bytes, bool pad) {
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 3 <= bytes.size(); i += 3) {
-    const uint32_t v = (static_cast<uint8_t>(bytes[i]) << 16) |
-                       (static_cast<uint8_t>(bytes[i + 1]) << 8) |
-                       static_cast<uint8_t>(bytes[i + 2]);
-    out.push_back(kAlphabet[(v >> 18) & 63]);
-    out.push_back(kAlphabet[(v >> 12) & 63]);
-    out.push_back(kAlphabet[(v >> 6) & 63]);
-    out.push_back(kAlphabet[v & 63]);
-  }
-  const size_t rest = bytes.size() - i;
-  if (rest > 0) {
-    uint32_t v = static_cast<uint8_t>(bytes[i]) << 16;
-    if (rest == 2) {
-      v |= static_cast<uint8_t>(bytes[i + 1]) << 8;
-    }
-    out.push_back(kAlphabet[(v >> 18) & 63]);
-    out.push_back(kAlphabet[(v >> 12) & 63]);
-    if (rest == 2) {
-      out.push_back(kAlphabet[(v >> 6) & 63]);
-    }
-    if (pad) {
-      out.append(rest == 1 ? "==" : "=");
-    }
-  }
-  return out;
-}
-
 }  // namespace
-
-std::string Base64Encode(std::string_view bytes) { return Encode(bytes, /*pad=*/true); }
-std::string Base64EncodeUnpadded(std::string_view bytes) { return Encode(bytes, /*pad=*/false); }
 
 Status Base64StreamDecoder::Feed(std::string_view text, std::string& out) {
   for (char c : text) {
@@ -123,7 +91,7 @@ std::string TrailerBlock(const Status& status) {
   }
   if (!status.details().empty()) {
     out += "grpc-status-details-bin: ";
-    out += Base64EncodeUnpadded(status.details());
+    out += Base64Unpadded(status.details());
     out += "\r\n";
   }
   return out;

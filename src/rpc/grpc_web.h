@@ -10,11 +10,6 @@
 
 namespace xb::rpc {
 
-// Standard base64 with padding (the gRPC-Web text convention for response chunks).
-std::string Base64Encode(std::string_view bytes);
-// Base64 without padding (grpc-status-details-bin convention).
-std::string Base64EncodeUnpadded(std::string_view bytes);
-
 // Incremental decoder for a gRPC-Web text body: accepts chunks of any length, padded groups in
 // the middle of the stream (concatenated base64 segments) and ignores nothing else.
 class Base64StreamDecoder {

@@ -5,9 +5,9 @@
 // rest is the payload x.
 //
 // Invariants checked:
-//  - Base64StreamDecoder decodes Base64Encode(x), cut into any chunks, back to x, ending aligned;
-//    also two padded segments back to back (Base64Encode(a) + Base64Encode(b) gives a + b);
-//  - Base64Encode(x) is Base64EncodeUnpadded(x) plus '=' padding, 4 * ceil(|x| / 3) long;
+//  - Base64StreamDecoder decodes Base64(x), cut into any chunks, back to x, ending aligned;
+//    also two padded segments back to back (Base64(a) + Base64(b) gives a + b);
+//  - Base64(x) is Base64Unpadded(x) plus '=' padding, 4 * ceil(|x| / 3) long;
 //  - arbitrary text never crashes the decoder, fails only with INVALID_ARGUMENT, yields at most
 //    3 bytes per 4 characters, and gives the same result however it is chunked;
 //  - PercentEncode(x) has only bytes 0x20-0x7E, and decoding its %XX escapes gives x back;
@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/encoding.h"
 #include "base/status.h"
 #include "fuzz_input.h"
 #include "rpc/grpc_web.h"
@@ -93,8 +94,8 @@ bool Printable(std::string_view text) {
 }
 
 void CheckBase64(std::string_view x, size_t split, const std::vector<size_t>& sizes) {
-  const std::string encoded = xb::rpc::Base64Encode(x);
-  const std::string unpadded = xb::rpc::Base64EncodeUnpadded(x);
+  const std::string encoded = xb::Base64(x);
+  const std::string unpadded = xb::Base64Unpadded(x);
   XB_FUZZ_CHECK(encoded.size() == (x.size() + 2) / 3 * 4);
   XB_FUZZ_CHECK(encoded.substr(0, unpadded.size()) == unpadded);
   XB_FUZZ_CHECK(encoded.find_first_not_of('=', unpadded.size()) == std::string::npos);
@@ -108,7 +109,7 @@ void CheckBase64(std::string_view x, size_t split, const std::vector<size_t>& si
   // Concatenated padded segments, as a client that encodes message by message sends them.
   const std::string_view a = x.substr(0, split);
   const std::string_view b = x.substr(split);
-  const std::string two = xb::rpc::Base64Encode(a) + xb::rpc::Base64Encode(b);
+  const std::string two = xb::Base64(a) + xb::Base64(b);
   const Decoded joined = DecodeBase64(xb::fuzz::Split(two, sizes));
   XB_FUZZ_CHECK(joined.status.ok());
   XB_FUZZ_CHECK(joined.aligned);
@@ -127,7 +128,7 @@ void CheckArbitraryText(std::string_view text, const std::vector<size_t>& sizes)
     XB_FUZZ_CHECK(whole.aligned == (text.size() % 4 == 0));
     // Valid text re-encodes to itself, modulo where padding sits.
     if (whole.aligned && text.find('=') == std::string_view::npos) {
-      XB_FUZZ_CHECK(xb::rpc::Base64Encode(whole.bytes) == text);
+      XB_FUZZ_CHECK(xb::Base64(whole.bytes) == text);
     }
   }
 }
