@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "attach/credentials.h"
+#include "attach/testing/run_fetch.h"
+#include "attach/testing/temp_dir.h"
 #include "net/http_client.h"
 #include "net/testing/loopback_servers.h"
 
@@ -88,56 +90,25 @@ class HttpSourceTest : public ::testing::Test {
   ProviderContext Context() {
     return ProviderContext{.executor = io_.get_executor(),
                            .http = http_.get(),
-                           .env = [this](const std::string& name) -> std::optional<std::string> {
-                             auto it = env_.find(name);
-                             return it == env_.end() ? std::nullopt
-                                                     : std::optional<std::string>(it->second);
-                           },
+                           .env = MapEnvironment(&env_),
                            .region = "us-east-1",
                            .now = [this] { return now_; }};
   }
 
   CredentialResult Fetch(CredentialProvider& provider) {
-    std::optional<CredentialResult> result;
-    asio::co_spawn(
-        io_, [&]() -> asio::awaitable<void> { result = co_await provider.Fetch(); },
-        asio::detached);
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!result && std::chrono::steady_clock::now() < give_up) {
-      io_.run_one_for(std::chrono::milliseconds(50));
-    }
-    if (!result) {
+    CredentialResult result = RunFetch(provider, io_);
+    if (!result.ok() && result.error().message == "the test fetch did not finish") {
       ADD_FAILURE() << "Fetch did not finish";
-      return CredentialError{.message = "did not finish"};
     }
-    return std::move(*result);
+    return result;
   }
 
   // A file under this test's temporary directory, written with `content`; its path.
   std::string WriteFile(const std::string& relative, const std::string& content) {
-    const std::filesystem::path path = Dir() / relative;
-    std::filesystem::create_directories(path.parent_path());
-    std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
-    return path.string();
+    return dir_.Write(relative, content);
   }
 
-  std::filesystem::path Dir() {
-    if (dir_.empty()) {
-      const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-      dir_ = std::filesystem::temp_directory_path() /
-             ("xb-attach-http-" + std::to_string(::getpid()) + "-" + info->name());
-      std::filesystem::remove_all(dir_);
-      std::filesystem::create_directories(dir_);
-    }
-    return dir_;
-  }
-
-  void TearDown() override {
-    if (!dir_.empty()) {
-      std::error_code ignored;
-      std::filesystem::remove_all(dir_, ignored);
-    }
-  }
+  std::filesystem::path Dir() { return dir_.path(); }
 
   static std::string KindName(const CredentialResult& result) {
     if (result.ok()) {
@@ -156,7 +127,7 @@ class HttpSourceTest : public ::testing::Test {
   std::deque<ScriptedReply> replies_;
   std::function<ScriptedReply(const ServedRequest&)> answer_;
   std::vector<ServedRequest> requests_;
-  std::filesystem::path dir_;
+  TempDir dir_;
 };
 
 // The value of form field `name` in an application/x-www-form-urlencoded body ("" when absent),

@@ -1,11 +1,14 @@
 // Test-only: runs one CredentialProvider::Fetch to completion on a fresh io_context (or on the
-// given one, running it until the fetch is done).
+// given one, running it until the fetch is done, 20 s at most: a fetch that never ends fails).
 #pragma once
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <map>
 #include <optional>
+#include <string>
 
 #include "attach/credentials.h"
 
@@ -17,7 +20,10 @@ inline CredentialResult RunFetch(CredentialProvider& provider, boost::asio::io_c
       io, [&]() -> boost::asio::awaitable<void> { result.emplace(co_await provider.Fetch()); },
       boost::asio::detached);
   io.restart();
-  io.run();
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!result.has_value() && std::chrono::steady_clock::now() < give_up) {
+    io.run_one_for(std::chrono::milliseconds(50));
+  }
   if (!result.has_value()) {
     return CredentialError{CredentialFailure::kUnavailable, "the test fetch did not finish"};
   }

@@ -23,10 +23,12 @@ class TempDir {
 
   const std::string& path() const { return path_; }
 
-  // Writes `text` to `name` in the directory (executable when asked); returns its path.
+  // Writes `text` to `name` (a relative path; its directories are made) in the directory,
+  // executable when asked; returns its path.
   std::string Write(const std::string& name, const std::string& text,
                     bool executable = false) const {
     const std::string file = path_ + "/" + name;
+    std::filesystem::create_directories(std::filesystem::path(file).parent_path());
     std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
     if (executable) {
       std::filesystem::permissions(file, std::filesystem::perms::owner_all);
