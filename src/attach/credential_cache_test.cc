@@ -7,6 +7,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -213,10 +214,15 @@ TEST(CredentialCache, ThreadsAcquiringWhileRefreshesCompleteElsewhere) {
   constexpr int kThreads = 4;
   constexpr int kPerThread = 300;
   std::atomic<int> good{0}, unavailable{0}, bad{0};
+  // The io_contexts outlive every fetch thread, as the server's workers outlive the credential
+  // thread: a fetch thread may still be inside its post to one when that one's run() returns.
+  std::vector<std::unique_ptr<asio::io_context>> contexts;
+  for (int t = 0; t < kThreads; ++t) {
+    contexts.push_back(std::make_unique<asio::io_context>());
+  }
   std::vector<std::thread> io_threads;
   for (int t = 0; t < kThreads; ++t) {
-    io_threads.emplace_back([&] {
-      asio::io_context io;
+    io_threads.emplace_back([&, &io = *contexts[static_cast<size_t>(t)]] {
       for (int i = 0; i < kPerThread; ++i) {
         auto task = [&]() -> asio::awaitable<void> {
           Outcome out = co_await cache.Acquire();
