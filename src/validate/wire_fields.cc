@@ -35,7 +35,9 @@ std::optional<WireField> WireFieldReader::Next() {
   }
   WireField field{.number = static_cast<uint32_t>(number),
                   .wire_type = static_cast<uint32_t>(*key & 7),
-                  .bytes = {}};
+                  .bytes = {},
+                  .raw = {}};
+  const std::string_view value_start = rest_;
   switch (field.wire_type) {
     case 0:
       if (!ReadVarint(rest_)) {
@@ -68,6 +70,7 @@ std::optional<WireField> WireFieldReader::Next() {
   if (!ok_) {
     return std::nullopt;
   }
+  field.raw = value_start.substr(0, value_start.size() - rest_.size());
   return field;
 }
 

@@ -63,5 +63,22 @@ TEST(WireFields, ReaderHandsOutEachFieldInOrder) {
   EXPECT_TRUE(reader.ok());
 }
 
+// Each field's raw value is what follows its key: varint bytes, or the length prefix and bytes.
+TEST(WireFields, RawIsTheValueAsOnTheWire) {
+  v1::GroupMessage message;
+  message.set_data(std::string(200, 'x'));
+  message.set_should_push(true);
+  const std::string bytes = message.SerializeAsString();
+  WireFieldReader reader(bytes);
+  auto data = reader.Next();
+  ASSERT_TRUE(data.has_value());
+  EXPECT_EQ(data->raw, std::string("\xc8\x01", 2) + std::string(200, 'x'));
+  auto push = reader.Next();
+  ASSERT_TRUE(push.has_value());
+  EXPECT_EQ(push->number, 3u);
+  EXPECT_EQ(push->raw, std::string("\x01", 1));
+  EXPECT_FALSE(reader.Next().has_value());
+}
+
 }  // namespace
 }  // namespace xb::validate
