@@ -315,7 +315,8 @@ class Store {
   // Issue 33 (docs/v3-api.md G1): the rows of one topic with id < `before` (0: no bound), newest
   // first, at most `limit`. `envelopes` is in DESCENDING id order here; has_more: an older row of
   // the topic exists below the page, from the same snapshot. Payloads are read in page order until
-  // their total passes `max_payload_bytes`, as for Query (over_budget, ending at that row). Primary.
+  // their total passes `max_payload_bytes`, as for Query (over_budget, ending at that row).
+  // Primary.
   virtual StoreResult<QueryPage> QueryBefore(const std::string& topic, int64_t before,
                                              uint32_t limit, uint64_t max_payload_bytes) = 0;
 
