@@ -254,8 +254,16 @@ class FakeStore : public store::Store {
                                              uint64_t) override {
     return FakeError("no");
   }
+  store::StoreResult<store::QueryPage> QueryBefore(const std::string&, int64_t, uint32_t,
+                                                   uint64_t) override {
+    return FakeError("no");
+  }
   store::StoreResult<std::vector<store::StoredEnvelope>> Newest(const std::vector<std::string>&,
                                                                 bool) override {
+    return FakeError("no");
+  }
+  store::StoreResult<std::vector<store::StoredEnvelope>> NewestOnPrimary(
+      const std::vector<std::string>&, bool) override {
     return FakeError("no");
   }
   store::StoreResult<std::vector<std::optional<std::string>>> InboxIds(

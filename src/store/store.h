@@ -312,10 +312,22 @@ class Store {
     return Query(topics, limit, UINT64_MAX);
   }
 
+  // Issue 33 (docs/v3-api.md G1): the rows of one topic with id < `before` (0: no bound), newest
+  // first, at most `limit`. `envelopes` is in DESCENDING id order here; has_more: an older row of
+  // the topic exists below the page, from the same snapshot. Payloads are read in page order until
+  // their total passes `max_payload_bytes`, as for Query (over_budget, ending at that row).
+  // Primary.
+  virtual StoreResult<QueryPage> QueryBefore(const std::string& topic, int64_t before,
+                                             uint32_t limit, uint64_t max_payload_bytes) = 0;
+
   // API-244: the newest envelope per distinct topic that has one, in request order; payload
   // empty unless `with_payload`. The read database (replica when configured).
   virtual StoreResult<std::vector<StoredEnvelope>> Newest(const std::vector<std::string>& topics,
                                                           bool with_payload) = 0;
+  // Newest read on the primary (docs/v3-api.md Q3: a key package uploaded a moment ago must be
+  // found by the group creator that fetches it next). Engines without a replica read as Newest.
+  virtual StoreResult<std::vector<StoredEnvelope>> NewestOnPrimary(
+      const std::vector<std::string>& topics, bool with_payload) = 0;
 
   // API-270 (STORE.md 7, GetInboxIds): per input position the inbox (32 bytes) whose
   // identifier_association row for (identifier, kind) has no revocation and the greatest

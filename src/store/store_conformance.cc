@@ -606,6 +606,164 @@ TEST_P(StoreConformanceTest, QueryStopsReadingOncePayloadsPassTheBound) {
   EXPECT_TRUE(limited.has_more);
 }
 
+// ---- QueryBefore (issue 33 G1: one topic below a cursor, newest first). ----
+
+// The ids of `ids` below `before` (0: all), highest first.
+std::vector<int64_t> Below(const std::vector<int64_t>& ids, int64_t before) {
+  std::vector<int64_t> out;
+  for (int64_t id : ids) {
+    if (before == 0 || id < before) {
+      out.push_back(id);
+    }
+  }
+  std::sort(out.rbegin(), out.rend());
+  return out;
+}
+
+TEST_P(StoreConformanceTest, QueryBeforeReadsOneTopicNewestFirstBelowTheCursor) {
+  // verifies: issue 33 G1
+  // Topic a's rows interleaved with other topics' (another kind with the same identifier too).
+  const std::string a = GroupTopic(1);
+  const std::vector<std::pair<std::string, RetentionClass>> others = {
+      {GroupTopic(2), RetentionClass::kGroupMessage},
+      {WelcomeTopic(1), RetentionClass::kWelcome},
+      {CommitLogTopic(1), RetentionClass::kExempt}};
+  std::vector<int64_t> a_ids;
+  std::vector<int64_t> other_ids;
+  for (int i = 0; i < 6; ++i) {
+    const auto& [other, retention] = others[i % 3];
+    ASSERT_STORE_OK(CommitPublishResult r,
+                    store_->CommitPublish(Request({Item(other, "o" + std::to_string(i), retention),
+                                                   Item(a, "a" + std::to_string(i))})));
+    other_ids.push_back(r.metas[0].sequence_id);
+    a_ids.push_back(r.metas[1].sequence_id);
+  }
+  // before = 0: from the newest; the whole topic fits, so nothing is older.
+  ASSERT_STORE_OK(QueryPage all, store_->QueryBefore(a, 0, 10, UINT64_MAX));
+  EXPECT_EQ(Ids(all.envelopes), Below(a_ids, 0));
+  EXPECT_FALSE(all.has_more);
+  EXPECT_FALSE(all.over_budget);
+  for (const StoredEnvelope& e : all.envelopes) {
+    EXPECT_EQ(e.meta.topic, a);  // other topics never appear
+  }
+  EXPECT_EQ(all.envelopes.front().payload, "a5");
+  EXPECT_EQ(all.envelopes.back().payload, "a0");
+  ASSERT_STORE_OK(QueryPage top, store_->QueryBefore(a, kMaxSequenceId, 10, UINT64_MAX));
+  EXPECT_EQ(Ids(top.envelopes), Below(a_ids, 0));
+
+  // `before` is exclusive: an id of the topic, and an id of another topic between two of a's.
+  ASSERT_STORE_OK(QueryPage below3, store_->QueryBefore(a, a_ids[3], 10, UINT64_MAX));
+  EXPECT_EQ(Ids(below3.envelopes), std::vector<int64_t>({a_ids[2], a_ids[1], a_ids[0]}));
+  EXPECT_FALSE(below3.has_more);
+  ASSERT_STORE_OK(QueryPage between, store_->QueryBefore(a, other_ids[4], 10, UINT64_MAX));
+  EXPECT_EQ(Ids(between.envelopes), Below(a_ids, other_ids[4]));
+  EXPECT_EQ(between.envelopes.front().meta.sequence_id, a_ids[3]);
+
+  // The limit, and has_more at the edges: an older row below the page, or not.
+  ASSERT_STORE_OK(QueryPage newest, store_->QueryBefore(a, 0, 1, UINT64_MAX));
+  EXPECT_EQ(Ids(newest.envelopes), std::vector<int64_t>({a_ids[5]}));
+  EXPECT_TRUE(newest.has_more);
+  ASSERT_STORE_OK(QueryPage two, store_->QueryBefore(a, a_ids[2], 2, UINT64_MAX));
+  EXPECT_EQ(Ids(two.envelopes), std::vector<int64_t>({a_ids[1], a_ids[0]}));
+  EXPECT_FALSE(two.has_more);  // exactly the rows left: not "more"
+  ASSERT_STORE_OK(QueryPage one, store_->QueryBefore(a, a_ids[2], 1, UINT64_MAX));
+  EXPECT_EQ(Ids(one.envelopes), std::vector<int64_t>({a_ids[1]}));
+  EXPECT_TRUE(one.has_more);  // a_ids[0] is below it
+  ASSERT_STORE_OK(QueryPage six, store_->QueryBefore(a, 0, 6, UINT64_MAX));
+  EXPECT_EQ(six.envelopes.size(), 6u);
+  EXPECT_FALSE(six.has_more);
+
+  // Nothing below the cursor, an unknown topic, a negative cursor: empty pages.
+  ASSERT_STORE_OK(QueryPage bottom, store_->QueryBefore(a, a_ids[0], 10, UINT64_MAX));
+  EXPECT_TRUE(bottom.envelopes.empty());
+  EXPECT_FALSE(bottom.has_more);
+  ASSERT_STORE_OK(QueryPage unknown, store_->QueryBefore(GroupTopic(9), 0, 10, UINT64_MAX));
+  EXPECT_TRUE(unknown.envelopes.empty());
+  EXPECT_FALSE(unknown.has_more);
+  ASSERT_STORE_OK(QueryPage negative, store_->QueryBefore(a, -1, 10, UINT64_MAX));
+  EXPECT_TRUE(negative.envelopes.empty());
+  EXPECT_FALSE(negative.has_more);
+}
+
+TEST_P(StoreConformanceTest, QueryBeforePagingDownReturnsEveryRowOnce) {
+  // verifies: issue 33 G1
+  const std::string a = GroupTopic(1);
+  std::vector<int64_t> stored;
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_STORE_OK(CommitPublishResult r,
+                    store_->CommitPublish(Request(
+                        {Item(GroupTopic(static_cast<uint8_t>(2 + i % 2)), "o" + std::to_string(i)),
+                         Item(a, "a" + std::to_string(i))})));
+    stored.push_back(r.metas[1].sequence_id);
+  }
+  // The client's loop: before = the last id of the previous page, while has_more.
+  std::vector<int64_t> seen;
+  int64_t before = 0;
+  int pages = 0;
+  for (; pages < 100; ++pages) {
+    ASSERT_STORE_OK(QueryPage page, store_->QueryBefore(a, before, 3, UINT64_MAX));
+    ASSERT_FALSE(page.envelopes.empty());  // non-empty while anything is below the cursor
+    for (size_t i = 0; i < page.envelopes.size(); ++i) {
+      EXPECT_LT(page.envelopes[i].meta.sequence_id, before == 0 ? kMaxSequenceId : before);
+      seen.push_back(page.envelopes[i].meta.sequence_id);
+    }
+    before = page.envelopes.back().meta.sequence_id;
+    if (!page.has_more) {
+      EXPECT_EQ(page.envelopes.size(), 2u);  // 20 rows = six full pages and two
+      break;
+    }
+    EXPECT_EQ(page.envelopes.size(), 3u);  // a page is full while older rows exist
+  }
+  EXPECT_EQ(pages, 6);
+  EXPECT_EQ(seen, Below(stored, 0));  // every row once, newest first across pages
+  ASSERT_STORE_OK(QueryPage after_last, store_->QueryBefore(a, before, 3, UINT64_MAX));
+  EXPECT_TRUE(after_last.envelopes.empty());
+  EXPECT_FALSE(after_last.has_more);
+}
+
+// Mirrors QueryStopsReadingOncePayloadsPassTheBound (issue 28): payloads are read in page order,
+// newest first here, until their total passes the bound.
+TEST_P(StoreConformanceTest, QueryBeforeStopsReadingOncePayloadsPassTheBound) {
+  // verifies: issue 33 G1
+  std::vector<PublishItem> items;
+  for (int i = 0; i < 5; ++i) {
+    items.push_back(Item(GroupTopic(1), std::string(1000, static_cast<char>('a' + i))));
+  }
+  ASSERT_STORE_OK(CommitPublishResult r, store_->CommitPublish(Request(std::move(items))));
+  ASSERT_STORE_OK(QueryPage capped, store_->QueryBefore(GroupTopic(1), 0, 10, 2500));
+  EXPECT_TRUE(capped.over_budget);
+  ASSERT_EQ(capped.envelopes.size(), 3u);  // the third passes 2500; nothing after it is read
+  EXPECT_EQ(capped.envelopes[0].meta.sequence_id, r.metas[4].sequence_id);
+  EXPECT_EQ(capped.envelopes[2].meta.sequence_id, r.metas[2].sequence_id);
+  EXPECT_EQ(capped.envelopes[2].payload, std::string(1000, 'c'));
+  ASSERT_STORE_OK(QueryPage exact, store_->QueryBefore(GroupTopic(1), 0, 10, 5000));
+  EXPECT_FALSE(exact.over_budget);
+  EXPECT_EQ(exact.envelopes.size(), 5u);
+  ASSERT_STORE_OK(QueryPage limited, store_->QueryBefore(GroupTopic(1), 0, 2, 1500));
+  EXPECT_TRUE(limited.over_budget);  // two rows, 2000 bytes: the page passes 1500
+  EXPECT_EQ(limited.envelopes.size(), 2u);
+  EXPECT_TRUE(limited.has_more);
+  // Below a cursor: 1000 bytes do not pass 1000, so the second row is read and passes it.
+  const int64_t cursor = r.metas[3].sequence_id;
+  ASSERT_STORE_OK(QueryPage below, store_->QueryBefore(GroupTopic(1), cursor, 10, 1000));
+  EXPECT_TRUE(below.over_budget);
+  EXPECT_EQ(Ids(below.envelopes),
+            std::vector<int64_t>({r.metas[2].sequence_id, r.metas[1].sequence_id}));
+  ASSERT_STORE_OK(QueryPage whole, store_->QueryBefore(GroupTopic(1), cursor, 10, 3000));
+  EXPECT_FALSE(whole.over_budget);
+  EXPECT_EQ(whole.envelopes.size(), 3u);
+}
+
+TEST_P(StoreConformanceTest, QueryBeforeLimitZeroIsACallerBug) {
+  // verifies: issue 33 G1
+  ASSERT_STORE_OK(CommitPublishResult r,
+                  store_->CommitPublish(Request({Item(GroupTopic(1), "only")})));
+  auto page = store_->QueryBefore(GroupTopic(1), 0, 0, UINT64_MAX);
+  ASSERT_FALSE(IsOk(page));
+  EXPECT_EQ(ErrorOf(page).kind, ErrorKind::kInvariant);
+  EXPECT_EQ(r.metas.size(), 1u);
+}
+
 // ---- Newest (API-244). ----
 
 TEST_P(StoreConformanceTest, NewestGivesEachTopicsHighestRowInRequestOrder) {
@@ -634,6 +792,40 @@ TEST_P(StoreConformanceTest, NewestGivesEachTopicsHighestRowInRequestOrder) {
 
   ASSERT_STORE_OK(std::vector<StoredEnvelope> none, store_->Newest({GroupTopic(8)}, true));
   EXPECT_TRUE(none.empty());
+}
+
+TEST_P(StoreConformanceTest, NewestOnPrimaryEqualsNewestAfterAPublish) {
+  // verifies: issue 33 G6 / Q3 (docs/v3-api.md: FetchKeyPackages reads Newest on the primary)
+  const std::string a = KeyPackageTopic(1);
+  const std::string b = KeyPackageTopic(2);
+  ASSERT_STORE_OK(std::vector<StoredEnvelope> none, store_->NewestOnPrimary({a, b}, true));
+  EXPECT_TRUE(none.empty());
+  ASSERT_STORE_OK(CommitPublishResult r1,
+                  store_->CommitPublish(Request({Item(a, "a1", RetentionClass::kKeyPackage),
+                                                 Item(b, "b1", RetentionClass::kKeyPackage)})));
+  ASSERT_STORE_OK(CommitPublishResult r2,
+                  store_->CommitPublish(Request({Item(a, "a2", RetentionClass::kKeyPackage)})));
+  // The upload just made is found at once, with its payload, and newest wins.
+  ASSERT_STORE_OK(std::vector<StoredEnvelope> primary,
+                  store_->NewestOnPrimary({b, GroupTopic(9), a, b}, /*with_payload=*/true));
+  ASSERT_EQ(primary.size(), 2u);
+  ExpectMetaEq(primary[0].meta, r1.metas[1]);
+  ExpectMetaEq(primary[1].meta, r2.metas[0]);
+  EXPECT_EQ(primary[0].payload, "b1");
+  EXPECT_EQ(primary[1].payload, "a2");
+  // On a store whose read database is the primary, Newest gives the same answer.
+  for (bool with_payload : {false, true}) {
+    ASSERT_STORE_OK(std::vector<StoredEnvelope> on_primary,
+                    store_->NewestOnPrimary({a, b, GroupTopic(9)}, with_payload));
+    ASSERT_STORE_OK(std::vector<StoredEnvelope> newest,
+                    store_->Newest({a, b, GroupTopic(9)}, with_payload));
+    ASSERT_EQ(on_primary.size(), newest.size());
+    for (size_t i = 0; i < newest.size(); ++i) {
+      ExpectMetaEq(on_primary[i].meta, newest[i].meta);
+      EXPECT_EQ(on_primary[i].payload, newest[i].payload);
+      EXPECT_EQ(on_primary[i].payload.empty(), !with_payload);
+    }
+  }
 }
 
 // ---- History and duplicate lookup. ----

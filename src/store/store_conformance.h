@@ -65,9 +65,17 @@ class OwningStore final : public Store {
                                uint64_t max_payload_bytes) override {
     return store_->Query(topics, limit, max_payload_bytes);
   }
+  StoreResult<QueryPage> QueryBefore(const std::string& topic, int64_t before, uint32_t limit,
+                                     uint64_t max_payload_bytes) override {
+    return store_->QueryBefore(topic, before, limit, max_payload_bytes);
+  }
   StoreResult<std::vector<StoredEnvelope>> Newest(const std::vector<std::string>& topics,
                                                   bool with_payload) override {
     return store_->Newest(topics, with_payload);
+  }
+  StoreResult<std::vector<StoredEnvelope>> NewestOnPrimary(const std::vector<std::string>& topics,
+                                                           bool with_payload) override {
+    return store_->NewestOnPrimary(topics, with_payload);
   }
   StoreResult<std::optional<StoredEnvelope>> Get(int64_t sequence_id) override {
     return store_->Get(sequence_id);

@@ -1,7 +1,8 @@
 // The PostgreSQL engine (STORE.md sections 2-7): a primary plus at most one streaming physical
-// replica, shared by many stateless instances. Writes, Query, Get, duplicate lookup, identity
-// history and the boundary task use the primary; Newest, the stream reads (tail reader, heads,
-// catch-up) and ReadBoundary(kReadDatabase) use the replica when one is configured (OPS-009).
+// replica, shared by many stateless instances. Writes, Query, QueryBefore, NewestOnPrimary, Get,
+// duplicate lookup, identity history and the boundary task use the primary; Newest, the stream
+// reads (tail reader, heads, catch-up) and ReadBoundary(kReadDatabase) use the replica when one is
+// configured (OPS-009).
 //
 // Threading: every method blocks (network round trips, lock waits up to the configured bounds) and
 // is thread-safe; run them on the DB pool, never on an I/O thread.
@@ -75,8 +76,13 @@ class PostgresStore final : public Store {
   using Store::Query;  // the unbounded form, for tests
   StoreResult<QueryPage> Query(const std::vector<TopicCursor>& topics, uint32_t limit,
                                uint64_t max_payload_bytes) override;
+  StoreResult<QueryPage> QueryBefore(const std::string& topic, int64_t before, uint32_t limit,
+                                     uint64_t max_payload_bytes) override;
   StoreResult<std::vector<StoredEnvelope>> Newest(const std::vector<std::string>& topics,
                                                   bool with_payload) override;
+  // Newest's statement on the primary pool.
+  StoreResult<std::vector<StoredEnvelope>> NewestOnPrimary(const std::vector<std::string>& topics,
+                                                           bool with_payload) override;
   StoreResult<std::optional<StoredEnvelope>> Get(int64_t sequence_id) override;
 
   // One attempt of the boundary task on the primary (STORE.md 4.1). lock_timeout when the barrier
@@ -132,6 +138,10 @@ class PostgresStore final : public Store {
   const char* ReadSetting() const {
     return options_.replica_url ? "database.replica_url" : "database.url";
   }
+  // Newest (API-244) on the database of `pool`.
+  StoreResult<std::vector<StoredEnvelope>> NewestOn(ConnectionPool& pool,
+                                                    const std::vector<std::string>& topics,
+                                                    bool with_payload);
   // Bounds a read's pool wait, and (plus a slack) its statement's client-side deadline.
   std::chrono::milliseconds StatementTimeout() const;
 

@@ -1344,6 +1344,44 @@ TEST_F(PostgresReplicaTest, NewestReadsTheReplicaAsAnEarlierView) {
   }));
 }
 
+TEST_F(PostgresReplicaTest, NewestOnPrimaryAndQueryBeforeSeeWhatThePausedReplicaLacks) {
+  // verifies: issue 33 G6 / Q3 (a key package uploaded a moment ago is found at once)
+  // verifies: issue 33 G1 (QueryBefore reads the primary)
+  auto store = Open(db_->Options(/*with_replica=*/true));
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->has_replica());
+  const std::string k = KeyPackageTopic(1);
+  auto first = store->CommitPublish(Request({Item(k, "k1", RetentionClass::kKeyPackage)}));
+  ASSERT_TRUE(first.ok()) << Describe(first);
+  const int64_t k1 = first.value().metas[0].sequence_id;
+  ASSERT_TRUE(WaitFor([&] {
+    auto n = store->Newest({k}, false);
+    return n.ok() && n.value().size() == 1;
+  }));
+
+  ReplayPause pause(*cluster_, *replica_);
+  Status paused = pause.Pause();
+  ASSERT_TRUE(paused.ok()) << paused.ToString();
+  auto second = store->CommitPublish(Request({Item(k, "k2", RetentionClass::kKeyPackage)}));
+  ASSERT_TRUE(second.ok()) << Describe(second);
+  const int64_t k2 = second.value().metas[0].sequence_id;
+
+  auto lagged = store->Newest({k}, /*with_payload=*/true);
+  ASSERT_TRUE(lagged.ok()) << Describe(lagged);
+  ASSERT_EQ(lagged.value().size(), 1u);
+  EXPECT_EQ(lagged.value()[0].meta.sequence_id, k1);  // the replica has not replayed k2
+  auto primary = store->NewestOnPrimary({k}, /*with_payload=*/true);
+  ASSERT_TRUE(primary.ok()) << Describe(primary);
+  ASSERT_EQ(primary.value().size(), 1u);
+  EXPECT_EQ(primary.value()[0].meta.sequence_id, k2);
+  EXPECT_EQ(primary.value()[0].payload, "k2");
+  auto page = store->QueryBefore(k, 0, 10, UINT64_MAX);
+  ASSERT_TRUE(page.ok()) << Describe(page);
+  ASSERT_EQ(page.value().envelopes.size(), 2u);
+  EXPECT_EQ(page.value().envelopes[0].meta.sequence_id, k2);
+  EXPECT_EQ(page.value().envelopes[1].meta.sequence_id, k1);
+}
+
 TEST_F(PostgresReplicaTest, StreamReadsUseTheReplica) {
   // verifies: STORE.md 6 (head capture, catch-up history and the tailer on the read database)
   auto store = Open(db_->Options(/*with_replica=*/true));

@@ -56,6 +56,38 @@ LEFT JOIN LATERAL (
 ) AS e ON true
 ORDER BY e.sequence_id)sql";
 
+// implements: issue 33 G1 (one topic below a cursor, newest first: a backward range scan of
+// envelopes_topic_sequence for at most limit + 1 ids at or below $2, materialized; the page is the
+// highest `limit`, loaded by primary key with the payload budget of kQuery summed newest first;
+// has_more = more than `limit` candidates, all in one snapshot)
+//
+// The topic is bounded by `>= $1 AND <= $1` (bytea compares bytewise: exactly `= $1`), not by
+// `= $1`, on purpose. With `=` the planner drops the constant topic from the ORDER BY, so the
+// primary key gives the same order, and where a topic is a large share of the rows (few topics, or
+// one hot topic) it walks the primary key backwards and filters by topic, reading every newer row
+// of every other topic; generic and custom plans alike, and with `= q.topic` in a LATERAL too. The
+// range keeps `topic DESC, sequence_id DESC` an order only envelopes_topic_sequence provides, and
+// its backward scan starts at ($1, $2).
+constexpr const char* kQueryBefore = R"sql(
+WITH c AS MATERIALIZED (
+  SELECT s.sequence_id FROM envelopes AS s
+  WHERE s.topic >= $1::bytea AND s.topic <= $1::bytea AND s.sequence_id <= $2::int8
+  ORDER BY s.topic DESC, s.sequence_id DESC
+  LIMIT $3::int8)
+SELECT n.total, )sql" XB_PG_META_COLUMNS R"sql(, e.payload
+FROM (SELECT count(*) AS total FROM c) AS n
+LEFT JOIN LATERAL (
+  SELECT w.* FROM (
+    SELECT p.*,
+           sum(octet_length(p.payload)) OVER (ORDER BY p.sequence_id DESC) - octet_length(p.payload)
+             AS bytes_before
+    FROM envelopes AS p
+    WHERE p.sequence_id IN (SELECT c.sequence_id FROM c ORDER BY c.sequence_id DESC LIMIT $4::int8)
+  ) AS w
+  WHERE w.bytes_before <= $5::int8
+) AS e ON true
+ORDER BY e.sequence_id DESC)sql";
+
 // implements: API-244 (watermark joined to the row it names; a topic without one is absent)
 constexpr const char* kNewestFull = "SELECT u.ord, " XB_PG_META_COLUMNS R"sql(, e.payload
 FROM unnest($1::bytea[]) WITH ORDINALITY AS u(topic, ord)
@@ -160,6 +192,34 @@ void RollbackRead(Connection& conn, std::chrono::milliseconds statement_timeout)
   if (!r.ok() || conn.transaction_status() != PQTRANS_IDLE) {
     conn.CancelAndClose();
   }
+}
+
+// A kQuery or kQueryBefore result as a page: the first column counts the candidates (more than
+// `limit`: has_more), the rest are the page's rows in page order, or one all-NULL row for an
+// empty page. The statement stops after the row whose payload passes the bound (issue 28), as
+// SQLite's read does, so the page is over_budget exactly when its payloads pass it.
+StoreResult<QueryPage> PageOf(const PgResult& rows, uint32_t limit, uint64_t max_payload_bytes,
+                              std::string_view what) {
+  if (rows.rows() < 1) {
+    return BadRow(what);
+  }
+  QueryPage page;
+  page.has_more = rows.Int8(0, 0) > static_cast<int64_t>(limit);
+  uint64_t payload_bytes = 0;
+  for (int row = 0; row < rows.rows(); ++row) {
+    if (rows.IsNull(row, 1)) {
+      continue;  // the empty page's single row
+    }
+    auto meta = ReadMeta(rows, row, 1);
+    if (!meta) {
+      return BadRow(what);
+    }
+    page.envelopes.push_back(StoredEnvelope{
+        .meta = std::move(*meta), .payload = std::string(rows.Bytes(row, 1 + kMetaColumnCount))});
+    payload_bytes += page.envelopes.back().payload.size();
+  }
+  page.over_budget = payload_bytes > max_payload_bytes;
+  return page;
 }
 
 using CatchUpRows = std::vector<std::vector<StoredEnvelope>>;
@@ -383,27 +443,37 @@ StoreResult<QueryPage> PostgresStore::Query(const std::vector<TopicCursor>& topi
   if (!r.ok()) {
     return r.error().ToStoreError();
   }
-  const PgResult& rows = r.value();
-  if (rows.rows() < 1) {
-    return BadRow("query");
+  return PageOf(r.value(), limit, max_payload_bytes, "query");
+}
+
+// implements: issue 33 G1 (docs/v3-api.md: one topic below a cursor, newest first, on the primary)
+//
+// Which rows a primary read may show: the same rule as Query, which needs no boundary filter
+// (API.md 3.2: Query may return rows above B). A publish takes its topics' locks before it draws
+// ids and keeps them to commit (ARC-030, ARC-031), so on one topic id order is commit order and
+// any snapshot shows a prefix of the topic's ids (API-201). One statement is one snapshot: while a
+// row of the topic is visible, no lower id of the topic is in flight, and none can be stored
+// later. So the highest visible ids below the cursor, walked downwards, never skip a row that
+// could still commit, and has_more (an older row below the page) can only stay true.
+StoreResult<QueryPage> PostgresStore::QueryBefore(const std::string& topic, int64_t before,
+                                                  uint32_t limit, uint64_t max_payload_bytes) {
+  if (limit == 0) {
+    return InvariantError("query before", "query limit must be at least 1").ToStoreError();
   }
-  page.has_more = rows.Int8(0, 0) > static_cast<int64_t>(limit);
-  uint64_t payload_bytes = 0;
-  for (int row = 0; row < rows.rows(); ++row) {
-    if (rows.IsNull(row, 1)) {
-      continue;  // the empty page's single row
-    }
-    auto meta = ReadMeta(rows, row, 1);
-    if (!meta) {
-      return BadRow("query");
-    }
-    page.envelopes.push_back(StoredEnvelope{
-        .meta = std::move(*meta), .payload = std::string(rows.Bytes(row, 1 + kMetaColumnCount))});
-    payload_bytes += page.envelopes.back().payload.size();
+  if (before < 0) {
+    return QueryPage{};  // no id is below a negative cursor
   }
-  // The statement stops after the row that passes the bound (issue 28), as SQLite's read does.
-  page.over_budget = payload_bytes > max_payload_bytes;
-  return page;
+  Params params;
+  params.Bytea(topic)
+      .Int8(before == 0 ? kMaxSequenceId : before - 1)  // `before` is exclusive; 0: no bound
+      .Int8(static_cast<int64_t>(limit) + 1)
+      .Int8(static_cast<int64_t>(limit))
+      .Int8(static_cast<int64_t>(std::min<uint64_t>(max_payload_bytes, INT64_MAX)));
+  auto r = ReadOnce(primary_, StatementTimeout(), "query before", kQueryBefore, params);
+  if (!r.ok()) {
+    return r.error().ToStoreError();
+  }
+  return PageOf(r.value(), limit, max_payload_bytes, "query before");
 }
 
 // implements: API-244, OPS-009 (QueryNewest may read the replica), OPS-010 (a replica snapshot is
@@ -411,6 +481,18 @@ StoreResult<QueryPage> PostgresStore::Query(const std::vector<TopicCursor>& topi
 // id order, so what it lacks on a topic is a suffix)
 StoreResult<std::vector<StoredEnvelope>> PostgresStore::Newest(
     const std::vector<std::string>& topics, bool with_payload) {
+  return NewestOn(ReadPool(), topics, with_payload);
+}
+
+// implements: docs/v3-api.md Q3 (FetchKeyPackages reads the primary: a key package uploaded a
+// moment ago is found by the group creator that fetches it next)
+StoreResult<std::vector<StoredEnvelope>> PostgresStore::NewestOnPrimary(
+    const std::vector<std::string>& topics, bool with_payload) {
+  return NewestOn(primary_, topics, with_payload);
+}
+
+StoreResult<std::vector<StoredEnvelope>> PostgresStore::NewestOn(
+    ConnectionPool& pool, const std::vector<std::string>& topics, bool with_payload) {
   std::vector<StoredEnvelope> out;
   // Distinct topics in order of first appearance: results follow that order (STORE.md 7).
   std::vector<std::string_view> distinct;
@@ -425,8 +507,8 @@ StoreResult<std::vector<StoredEnvelope>> PostgresStore::Newest(
   }
   Params params;
   params.ByteaArray(distinct);
-  auto r = ReadOnce(ReadPool(), StatementTimeout(), "newest",
-                    with_payload ? kNewestFull : kNewestMeta, params);
+  auto r = ReadOnce(pool, StatementTimeout(), "newest", with_payload ? kNewestFull : kNewestMeta,
+                    params);
   if (!r.ok()) {
     return r.error().ToStoreError();
   }

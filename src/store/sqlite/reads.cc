@@ -47,6 +47,33 @@ StoreError InvariantError(std::string message) {
   return error;
 }
 
+// The page's rows by primary key, in the order of `ids`, inside the caller's transaction: payloads
+// are read until their total passes `max_payload_bytes`; the row that passes it is the last one
+// read and the page is then over_budget (issue 28).
+StoreResult<void> LoadPage(Connection& conn, const std::vector<int64_t>& ids,
+                           uint64_t max_payload_bytes, QueryPage& page) {
+  page.envelopes.reserve(ids.size());
+  uint64_t payload_bytes = 0;
+  for (int64_t id : ids) {
+    if (payload_bytes > max_payload_bytes) {
+      page.over_budget = true;  // the page cannot be answered whole: read no further
+      break;
+    }
+    StatementUse row = conn.Use(kRowById, "query page");
+    row.BindInt64(1, id);
+    if (!row.Step()) {
+      if (row.error()) {
+        return *row.error();
+      }
+      return InvariantError("query: a candidate row vanished inside one snapshot");
+    }
+    page.envelopes.push_back(ReadEnvelope(row, /*with_payload=*/true));
+    payload_bytes += page.envelopes.back().payload.size();
+  }
+  page.over_budget = page.over_budget || payload_bytes > max_payload_bytes;
+  return {};
+}
+
 }  // namespace
 
 StoreResult<std::optional<EnvelopeMeta>> LookupStoredMeta(Connection& conn,
@@ -133,25 +160,38 @@ StoreResult<QueryPage> ReadQuery(Connection& conn, const std::vector<TopicCursor
   page.has_more = candidates.size() > limit;  // same snapshot as the page
   candidates.resize(std::min<size_t>(candidates.size(), limit));
 
-  page.envelopes.reserve(candidates.size());
-  uint64_t payload_bytes = 0;
-  for (int64_t id : candidates) {
-    if (payload_bytes > max_payload_bytes) {
-      page.over_budget = true;  // the page cannot be answered whole: read no further
-      break;
-    }
-    StatementUse row = conn.Use(kRowById, "query page");
-    row.BindInt64(1, id);
-    if (!row.Step()) {
-      if (row.error()) {
-        return *row.error();
-      }
-      return InvariantError("query: a candidate row vanished inside one snapshot");
-    }
-    page.envelopes.push_back(ReadEnvelope(row, /*with_payload=*/true));
-    payload_bytes += page.envelopes.back().payload.size();
+  XB_TRY_VOID(LoadPage(conn, candidates, max_payload_bytes, page));
+  return page;
+}
+
+// implements: issue 33 G1 (docs/v3-api.md: one topic below a cursor, newest first, on the
+// primary). One read transaction, so the candidates, has_more and the rows share a snapshot; the
+// single writer commits each publish whole, so that snapshot shows a prefix of the topic's ids
+// and nothing can later appear below a row the page shows.
+StoreResult<QueryPage> ReadQueryBefore(Connection& conn, const std::string& topic, int64_t before,
+                                       uint32_t limit, uint64_t max_payload_bytes) {
+  if (limit == 0) {
+    return InvariantError("query limit must be at least 1");
   }
-  page.over_budget = page.over_budget || payload_bytes > max_payload_bytes;
+  QueryPage page;
+  if (before < 0) {
+    return page;  // no id is below a negative cursor
+  }
+  const int64_t highest = before == 0 ? kMaxSequenceId : before - 1;  // `before` is exclusive
+  ReadTransaction txn(&conn);
+  XB_TRY_VOID(txn.Begin());
+  std::vector<int64_t> candidates;
+  StatementUse ids = conn.Use(kQueryBeforeCandidates, "query before candidates");
+  ids.BindBlob(1, topic).BindInt64(2, highest).BindInt64(3, static_cast<int64_t>(limit) + 1);
+  while (ids.Step()) {
+    candidates.push_back(ids.ColumnInt64(0));
+  }
+  if (ids.error()) {
+    return *ids.error();
+  }
+  page.has_more = candidates.size() > limit;  // an older row below the page, same snapshot
+  candidates.resize(std::min<size_t>(candidates.size(), limit));
+  XB_TRY_VOID(LoadPage(conn, candidates, max_payload_bytes, page));
   return page;
 }
 

@@ -35,6 +35,20 @@ StoreResult<std::vector<StoredEnvelope>> ReadHistory(Connection& conn, const std
 StoreResult<QueryPage> ReadQuery(Connection& conn, const std::vector<TopicCursor>& topics,
                                  uint32_t limit, uint64_t max_payload_bytes);
 
+// Issue 33 G1: the candidate ids of ReadQueryBefore, newest first: a backward range scan of
+// envelopes_topic_sequence (?1 topic, ?2 the highest eligible id, ?3 limit + 1). Named here so a
+// test can check the plan.
+inline constexpr const char* kQueryBeforeCandidates =
+    "SELECT sequence_id FROM envelopes WHERE topic = ?1 AND sequence_id <= ?2 "
+    "ORDER BY sequence_id DESC LIMIT ?3";
+
+// Issue 33 G1: the rows of `topic` with id < `before` (0: no bound; below 0: none), newest first:
+// at most limit + 1 candidate ids decide has_more, the page is the highest `limit` of them,
+// payloads loaded by primary key in page order until they pass `max_payload_bytes` (over_budget),
+// all in one read transaction. Precondition: limit >= 1 (kInvariant otherwise).
+StoreResult<QueryPage> ReadQueryBefore(Connection& conn, const std::string& topic, int64_t before,
+                                       uint32_t limit, uint64_t max_payload_bytes);
+
 // API-244: per distinct topic in order of first appearance, the row its watermark names;
 // topics without a watermark are absent; the payload only when `with_payload`.
 StoreResult<std::vector<StoredEnvelope>> ReadNewest(Connection& conn,

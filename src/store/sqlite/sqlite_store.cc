@@ -166,6 +166,20 @@ StoreResult<std::vector<StoredEnvelope>> SqliteStore::Newest(const std::vector<s
       [&topics, with_payload](Connection& conn) { return ReadNewest(conn, topics, with_payload); });
 }
 
+StoreResult<QueryPage> SqliteStore::QueryBefore(const std::string& topic, int64_t before,
+                                                uint32_t limit, uint64_t max_payload_bytes) {
+  return WithReader<QueryPage>(*readers_, options_.statement_timeout_ms,
+                               [&topic, before, limit, max_payload_bytes](Connection& conn) {
+                                 return ReadQueryBefore(conn, topic, before, limit,
+                                                        max_payload_bytes);
+                               });
+}
+
+StoreResult<std::vector<StoredEnvelope>> SqliteStore::NewestOnPrimary(
+    const std::vector<std::string>& topics, bool with_payload) {
+  return Newest(topics, with_payload);
+}
+
 StoreResult<std::optional<StoredEnvelope>> SqliteStore::Get(int64_t sequence_id) {
   return WithReader<std::optional<StoredEnvelope>>(
       *readers_, options_.statement_timeout_ms,

@@ -66,8 +66,13 @@ class SqliteStore final : public Store {
   using Store::Query;  // the unbounded form, for tests
   StoreResult<QueryPage> Query(const std::vector<TopicCursor>& topics, uint32_t limit,
                                uint64_t max_payload_bytes) override;
+  StoreResult<QueryPage> QueryBefore(const std::string& topic, int64_t before, uint32_t limit,
+                                     uint64_t max_payload_bytes) override;
   StoreResult<std::vector<StoredEnvelope>> Newest(const std::vector<std::string>& topics,
                                                   bool with_payload) override;
+  // The same read as Newest: every reader sees the one database file, there is no replica.
+  StoreResult<std::vector<StoredEnvelope>> NewestOnPrimary(const std::vector<std::string>& topics,
+                                                           bool with_payload) override;
   StoreResult<std::optional<StoredEnvelope>> Get(int64_t sequence_id) override;
   // Streams (STORE.md 8). AdvanceBoundary reads the persisted boundary in a reader snapshot and
   // never reports lock_timeout; OpenTailReader opens a dedicated query_only connection outside the

@@ -14,6 +14,7 @@
 
 #include "store/push_conformance.h"
 #include "store/sqlite/connection.h"
+#include "store/sqlite/reads.h"
 #include "store/sqlite/test_support.h"
 #include "store/store_conformance.h"
 #include "store/store_test_data.h"
@@ -455,6 +456,42 @@ TEST_F(SqliteStoreTest, QueryLimitZeroIsACallerBug) {
   auto page = store->Query({{GroupTopic(1), 0}}, 0);
   ASSERT_FALSE(IsOk(page));
   EXPECT_EQ(ErrorOf(page).kind, ErrorKind::kInvariant);
+}
+
+// The EXPLAIN QUERY PLAN details of `sql` on `conn`, one per plan row.
+std::vector<std::string> PlanOf(Connection& conn, const std::string& sql) {
+  std::vector<std::string> details;
+  StatementUse plan = conn.Use(("EXPLAIN QUERY PLAN " + sql).c_str(), "test");
+  while (plan.Step()) {
+    details.push_back(plan.ColumnText(3));
+  }
+  EXPECT_FALSE(plan.error().has_value());
+  return details;
+}
+
+TEST_F(SqliteStoreTest, QueryBeforeWalksTheTopicIndexBackwards) {
+  // verifies: issue 33 G1 (STORE.md 2.3: envelopes_topic_sequence, no new index, no sort)
+  {
+    std::unique_ptr<SqliteStore> store = MustOpen();
+    ASSERT_NE(store, nullptr);
+    for (int i = 0; i < 50; ++i) {
+      auto r = store->CommitPublish(
+          Request({Item(GroupTopic(static_cast<uint8_t>(i % 5)), "p" + std::to_string(i))}));
+      ASSERT_TRUE(IsOk(r));
+    }
+  }
+  std::unique_ptr<Connection> raw = Raw();
+  ASSERT_NE(raw, nullptr);
+  const std::string covering = "SEARCH envelopes USING COVERING INDEX envelopes_topic_sequence";
+  for (bool analyzed : {false, true}) {
+    SCOPED_TRACE(analyzed ? "after ANALYZE" : "without statistics");
+    if (analyzed) {
+      ASSERT_TRUE(raw->Exec("ANALYZE", "test").ok());
+    }
+    std::vector<std::string> plan = PlanOf(*raw, kQueryBeforeCandidates);
+    ASSERT_EQ(plan.size(), 1u);  // one index range scan, no temporary b-tree for the order
+    EXPECT_EQ(plan[0].rfind(covering, 0), 0u) << plan[0];
+  }
 }
 
 }  // namespace
