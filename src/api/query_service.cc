@@ -5,6 +5,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "api/encoded_response.h"
 #include "api/envelope_codec.h"
 #include "api/request_bounds.h"
 #include "api/store_status.h"
@@ -44,29 +45,11 @@ char* PutBytes(char* at, std::string_view bytes) {
   return at + bytes.size();
 }
 
-// The response memory a read of up to `rows` stored envelopes may hold while its response is
-// built: the rows read and their encoding are both in memory for a moment (issue 28).
-uint64_t WorstResponseMemory(const config::LimitsConfig& limits, uint64_t rows) {
-  const uint64_t row = limits.max_envelope_bytes + kMaxServerEnvelopeHead + 16;
-  return 2 * std::min<uint64_t>(limits.max_response_bytes + row, rows * row);
-}
-
-Status OverResponseBudget() { return OutOfRange("response is larger than the response budget"); }
-
-// A QueryResponse encoded on the DB pool thread that read its page, so that the I/O thread only
-// hands the bytes to the connection (a 24 MB encode once held a worker for milliseconds, in front
-// of every other client of that worker).
-struct EncodedPage {
-  std::string message;
-  bool over_budget = false;  // the response would pass limits.max_response_bytes
-  bool invariant = false;    // a stored row cannot be encoded
-};
-
 // Each row's ServerEnvelope head and its stored payload verbatim (API-211: already our canonical
 // ClientEnvelope encoding), each row's payload freed once copied: the same bytes protobuf writes
 // for the message.
-EncodedPage EncodeQueryPage(store::QueryPage& page, uint64_t max_response_bytes) {
-  EncodedPage out;
+EncodedRead EncodeQueryPage(store::QueryPage& page, uint64_t max_response_bytes) {
+  EncodedRead out;
   std::vector<uint32_t> heads;
   heads.reserve(page.envelopes.size());
   char head[kMaxServerEnvelopeHead];
@@ -100,25 +83,6 @@ EncodedPage EncodeQueryPage(store::QueryPage& page, uint64_t max_response_bytes)
   }
   out.message.append(continuation);
   return out;
-}
-
-// Queues one encoded response message, sharing its bytes with the connection where the dialect
-// allows (no copy on the I/O thread), and keeps that much of the call's reservation.
-Status QueueEncoded(std::string message, rpc::Call& call) {
-  const size_t size = message.size();
-  Status queued;
-  if (call.can_share()) {
-    auto keep = std::make_shared<const std::string>(std::move(message));
-    queued = call.BeginMessage(size);
-    if (queued.ok()) {
-      call.AppendShared(*keep, keep);
-      call.EndMessage();
-    }
-  } else {
-    queued = call.WriteNow(message);
-  }
-  call.TrimReservation(size + rpc::kFrameHeaderBytes);
-  return queued;
 }
 
 // Validates a Query's topics and cursors (API-241..243) into distinct store cursors.
@@ -163,14 +127,14 @@ asio::awaitable<Status> Query(const ApiContext& ctx, const v1::QueryRequest& req
   } else if (limit > ctx.limits.max_query_limit) {
     limit = ctx.limits.max_query_limit;
   }
-  EncodedPage encoded;
+  EncodedRead encoded;
   if (!topics.empty()) {
     XB_RETURN_IF_ERROR_CO(co_await call.ReserveResponse(WorstResponseMemory(ctx.limits, limit)));
     // The store stops reading once the payloads alone pass the response budget; the page is
     // encoded on the same pool thread.
     auto result_job = [store = ctx.store, topics = std::move(topics), limit,
                        max_bytes =
-                           ctx.limits.max_response_bytes]() -> store::StoreResult<EncodedPage> {
+                           ctx.limits.max_response_bytes]() -> store::StoreResult<EncodedRead> {
       auto read = store->Query(topics, limit, max_bytes);
       if (!read.ok()) {
         return std::move(read).error();
@@ -206,9 +170,9 @@ std::string NewestResultHead(const store::StoredEnvelope& row) {
 
 // implements: API-244 — one result per distinct topic that has a visible envelope. Encoded on
 // the DB pool thread that read the rows, as a Query page is.
-EncodedPage EncodeNewest(std::vector<store::StoredEnvelope>& rows, bool full,
+EncodedRead EncodeNewest(std::vector<store::StoredEnvelope>& rows, bool full,
                          uint64_t max_response_bytes) {
-  EncodedPage out;
+  EncodedRead out;
   std::vector<std::string> heads;
   heads.reserve(rows.size());
   uint64_t size = 0;
@@ -259,22 +223,15 @@ asio::awaitable<Status> QueryNewest(const ApiContext& ctx, const v1::QueryNewest
   XB_RETURN_IF_ERROR_CO(co_await call.ReserveResponse(worst));
   auto result_job = [store = ctx.store, topics = std::move(topics), full,
                      max_bytes =
-                         ctx.limits.max_response_bytes]() -> store::StoreResult<EncodedPage> {
+                         ctx.limits.max_response_bytes]() -> store::StoreResult<EncodedRead> {
     auto read = store->Newest(topics, full);
     if (!read.ok()) {
       return std::move(read).error();
     }
     return EncodeNewest(read.value(), full, max_bytes);
   };
-  auto result = co_await ctx.db->Run(std::move(result_job), call.ended_flag());
-  if (!result.ok()) {
-    co_return StoreErrorStatus(result.error(), ctx);
-  }
-  auto& encoded = result.value();
-  if (encoded.over_budget) {
-    co_return OverResponseBudget();
-  }
-  co_return QueueEncoded(std::move(encoded.message), call);
+  co_return FinishEncodedRead(ctx, co_await ctx.db->Run(std::move(result_job), call.ended_flag()),
+                              call);
 }
 
 asio::awaitable<Status> Get(const ApiContext& ctx, const v1::GetRequest& request, rpc::Call& call) {

@@ -95,9 +95,24 @@ std::optional<Operation> HandlerOperation(Rpc rpc) {
     case Rpc::kV3PublishIdentityUpdate:
     case Rpc::kV3SendGroupMessages:
     case Rpc::kV3UploadKeyPackage:
+    case Rpc::kV3SendWelcomeMessages:
+    case Rpc::kV3RegisterInstallation:
+    case Rpc::kV3BatchPublishCommitLog:
       return Operation::kRpcPublish;
+    // The V3 reads are Query's work (paged topic reads; GetIdentityUpdates reads whole identity
+    // logs) or QueryNewest's.
+    case Rpc::kV3GetIdentityUpdates:
+    case Rpc::kV3QueryGroupMessages:
+    case Rpc::kV3QueryWelcomeMessages:
+    case Rpc::kV3BatchQueryCommitLog:
+      return Operation::kRpcQuery;
+    case Rpc::kV3FetchKeyPackages:
+    case Rpc::kV3GetNewestGroupMessage:
+      return Operation::kRpcQueryNewest;
     case Rpc::kSubscribe:
     case Rpc::kSubscribeStatic:
+    case Rpc::kV3RevokeInstallation:
+    case Rpc::kV3MlsGetIdentityUpdates:
     case Rpc::kHealthCheck:
     case Rpc::kHealthWatch:
     case Rpc::kHealthList:

@@ -1,13 +1,20 @@
 #include "api/v3/identity_api.h"
 
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
+#include "api/encoded_response.h"
 #include "api/identity_service.h"
 #include "api/publish_service.h"
 #include "api/request_bounds.h"
 #include "api/v3/publish_wrap.h"
+#include "api/v3/rows.h"
+#include "api/v3/wire.h"
 #include "identity/api/v1/identity.pb.h"
 #include "rpc/unary.h"
+#include "validate/inbox_id.h"
+#include "validate/topic.h"
 
 namespace xb::api::v3 {
 
@@ -83,6 +90,82 @@ asio::awaitable<Result<idv1::PublishIdentityUpdateResponse>> PublishIdentityUpda
   co_return idv1::PublishIdentityUpdateResponse();
 }
 
+// One GetIdentityUpdates entry: the inbox id as sent (echoed), its topic, and its cursor.
+struct InboxRead {
+  std::string inbox_id;
+  std::string topic;
+  int64_t after = 0;
+};
+
+Result<std::vector<InboxRead>> InboxReadsOf(const idv1::GetIdentityUpdatesRequest& request) {
+  std::vector<InboxRead> reads;
+  for (const auto& r : request.requests()) {
+    const std::optional<std::string> inbox = validate::DecodeInboxId(r.inbox_id());
+    if (!inbox) {
+      return InvalidArgument("inbox id is not 64 hexadecimal characters");
+    }
+    if (r.sequence_id() > static_cast<uint64_t>(INT64_MAX)) {
+      return InvalidArgument("sequence_id is above 9223372036854775807");
+    }
+    reads.push_back(InboxRead{r.inbox_id(),
+                              validate::MakeTopic(validate::TopicKind::kIdentityUpdate, *inbox),
+                              static_cast<int64_t>(r.sequence_id())});
+  }
+  return reads;
+}
+
+// Each distinct inbox's log read once, whole (at most max_identity_entries rows, API-234); each
+// entry answered from its own cursor, in request order.
+store::StoreResult<EncodedRead> ReadIdentityLogs(store::Store& store,
+                                                 const std::vector<InboxRead>& reads,
+                                                 uint64_t max_bytes) {
+  std::unordered_map<std::string, std::vector<store::StoredEnvelope>> logs;
+  for (const InboxRead& read : reads) {
+    if (logs.contains(read.topic)) {
+      continue;
+    }
+    auto history = store.History(read.topic);
+    if (!history.ok()) {
+      return std::move(history).error();
+    }
+    logs.emplace(read.topic, std::move(history).value());
+  }
+  EncodedRead encoded;
+  std::string response;
+  for (const InboxRead& read : reads) {
+    response.clear();
+    AppendLengthField(response, 1, read.inbox_id);
+    for (const store::StoredEnvelope& row : logs[read.topic]) {
+      if (row.meta.sequence_id > read.after &&
+          !AppendIdentityUpdateLog(response, 2, store::StoredEnvelopeView::Of(row))) {
+        encoded.invariant = true;
+        return encoded;
+      }
+    }
+    AppendLengthField(encoded.message, 1, response);
+    if (encoded.message.size() > max_bytes) {
+      encoded.over_budget = true;
+      return encoded;
+    }
+  }
+  return encoded;
+}
+
+// implements: issue 33 (docs/v3-api.md 3.11) — every row above each entry's cursor, unpaged, read
+// on the primary (a client re-reads its identity right after publishing it).
+asio::awaitable<Status> GetIdentityUpdates(const ApiContext& ctx,
+                                           const idv1::GetIdentityUpdatesRequest& request,
+                                           rpc::Call& call) {
+  XB_TRY_CO(std::vector<InboxRead> reads, InboxReadsOf(request));
+  XB_RETURN_IF_ERROR_CO(co_await call.ReserveResponse(
+      WorstResponseMemory(ctx.limits, uint64_t{reads.size()} * ctx.limits.max_identity_entries)));
+  auto job = [store = ctx.store, reads = std::move(reads),
+              max_bytes = ctx.limits.max_response_bytes]() {
+    return ReadIdentityLogs(*store, reads, max_bytes);
+  };
+  co_return FinishEncodedRead(ctx, co_await ctx.db->Run(std::move(job), call.ended_flag()), call);
+}
+
 }  // namespace
 
 // implements: API-270, API-271 for the V3 IdentityApi (issue 33)
@@ -93,6 +176,12 @@ void AddIdentityApi(rpc::Router& router, const ApiContext& context) {
                    return PublishIdentityUpdate(context, std::move(request), call.trace_parent());
                  },
                  context.limits.max_response_bytes));
+  router.Add("/xmtp.identity.api.v1.IdentityApi/GetIdentityUpdates", rpc::CallKind::kUnary,
+             rpc::UnaryWritten<idv1::GetIdentityUpdatesRequest>(
+                 [&context](const idv1::GetIdentityUpdatesRequest& request, rpc::Call& call) {
+                   return GetIdentityUpdates(context, request, call);
+                 },
+                 AtMost(1, context.limits.max_query_topics, "too many inboxes in one request")));
   router.Add(
       "/xmtp.identity.api.v1.IdentityApi/GetInboxIds", rpc::CallKind::kUnary,
       rpc::Unary<idv1::GetInboxIdsRequest, idv1::GetInboxIdsResponse>(

@@ -14,6 +14,7 @@
 namespace xb::api::v3 {
 
 // ClientEnvelope payload field numbers (xmtp.backend.v1.ClientEnvelope).
+inline constexpr uint32_t kEnvelopeWelcomeMessage = 2;
 inline constexpr uint32_t kEnvelopeKeyPackage = 3;
 inline constexpr uint32_t kEnvelopeIdentityUpdate = 4;
 
@@ -23,5 +24,12 @@ std::optional<std::string_view> LastMessageField(std::string_view message, uint3
 
 // PublishRequest{envelopes: [ClientEnvelope{<payload_field>: payload}]}, encoded.
 std::string OneEnvelopeRequest(uint32_t payload_field, std::string_view payload);
+
+// A SendWelcomeMessagesRequest as a PublishRequest of welcome_message envelopes, one per input in
+// order (docs/v3-api.md 3.2): WelcomeMessageInput.V1 keeps fields 1-4 and moves welcome_metadata
+// from 7 to 5; a WelcomePointer keeps fields 1-4. Fields the V3 schema does not define are left
+// out (the stored encoding is canonical and would drop them anyway). nullopt when the request's
+// wire format is malformed.
+std::optional<std::string> WelcomesAsPublish(std::string_view request);
 
 }  // namespace xb::api::v3

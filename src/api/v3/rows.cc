@@ -54,7 +54,8 @@ uint64_t Unsigned(int64_t value) { return static_cast<uint64_t>(value); }
 
 bool AppendGroupMessage(std::string& out, uint32_t number, const store::StoredEnvelopeView& row,
                         bool with_content) {
-  const auto body = PayloadOf(row, kGroupMessage);
+  // Without content the row may have been read without its payload (Store::Newest).
+  const auto body = with_content ? PayloadOf(row, kGroupMessage) : std::string_view();
   if (!body || row.topic.size() < 2) {
     return false;
   }

@@ -20,6 +20,7 @@ namespace xb::api::v3 {
 
 // xmtp.mls.api.v1.GroupMessage{v1}: id, created_ns, group_id (topic bytes 1..16), then data,
 // sender_hmac and should_push when `with_content`, and is_commit (= is_commit_or_proposal).
+// Without content the payload is not read (it may be empty: Store::Newest without payloads).
 bool AppendGroupMessage(std::string& out, uint32_t number, const store::StoredEnvelopeView& row,
                         bool with_content);
 

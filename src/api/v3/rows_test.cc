@@ -69,7 +69,8 @@ TEST(V3Rows, GroupMessageWithoutContentHasOnlyTheMetadata) {
   v1::ClientEnvelope envelope;
   envelope.mutable_group_message()->set_data("data");
   envelope.mutable_group_message()->set_should_push(true);
-  const auto row = Row(envelope, '\x00' + kGroup);
+  auto row = Row(envelope, '\x00' + kGroup);
+  row.payload.clear();  // Store::Newest without payloads
   std::string out;
   ASSERT_TRUE(AppendGroupMessage(out, 1, store::StoredEnvelopeView::Of(row), false));
   const auto message = FieldOne<mls::GroupMessage>(out);
