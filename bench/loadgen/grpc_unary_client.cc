@@ -56,6 +56,9 @@ class UnaryClient {
       case Mode::kIdleStreams:
       case Mode::kStreamVerify:
         return false;  // not unary load modes: Main runs them elsewhere
+      case Mode::kV3Send:
+      case Mode::kV3Query:
+        return false;  // h2 only (Parse refuses them here)
     }
     return false;
   }

@@ -25,6 +25,8 @@ namespace v1 = ::xmtp::backend::v1;
 constexpr char kPublishPath[] = "/xmtp.backend.v1.PublishService/Publish";
 constexpr char kQueryPath[] = "/xmtp.backend.v1.QueryService/Query";
 constexpr char kQueryNewestPath[] = "/xmtp.backend.v1.QueryService/QueryNewest";
+constexpr char kV3SendPath[] = "/xmtp.mls.api.v1.MlsApi/SendGroupMessages";
+constexpr char kV3QueryPath[] = "/xmtp.mls.api.v1.MlsApi/QueryGroupMessages";
 // kCallDeadline as a grpc-timeout value (PROTOCOL-HTTP2: "Timeout"), which grpc++ sends too.
 constexpr char kGrpcTimeout[] = "10S";
 static_assert(kCallDeadline == std::chrono::seconds(10));
@@ -137,6 +139,12 @@ class H2UnaryClient final : public H2Call {
       case Mode::kNewest:
         path_ = kQueryNewestPath;
         break;
+      case Mode::kV3Send:
+        path_ = kV3SendPath;
+        break;
+      case Mode::kV3Query:
+        path_ = kV3QueryPath;
+        break;
       default:
         path_ = kPublishPath;
     }
@@ -170,7 +178,10 @@ class H2UnaryClient final : public H2Call {
         requests_.NextNewest(&nreq_);
         nreq_.SerializeToString(&request_);
         break;
-      default:
+      case Mode::kV3Query:
+        requests_.NextV3Query(&request_);
+        break;
+      default:  // publish, v3-send: SendGroupMessagesRequest is PublishRequest on the wire
         requests_.NextPublish(&preq_);
         preq_.SerializeToString(&request_);
     }

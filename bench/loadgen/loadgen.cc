@@ -11,7 +11,10 @@
 // main build never includes it (CI must not depend on grpc++ or libnghttp2).
 //
 //   loadgen --target HOST:PORT --mode MODE [options]
-//   unary modes: publish | query | newest | verify
+//   unary modes: publish | query | newest | verify | v3-send | v3-query
+//     v3-send and v3-query are publish's and query's requests through the V3 API (issue 33):
+//     MlsApi SendGroupMessages (the PublishRequest bytes: the same wire format) and
+//     QueryGroupMessages ascending from id 0 with --limit (at most 100); h2 transport only
 //     --clients N      concurrent clients, each with its own HTTP/2 connection and  [1]
 //                      one call in flight
 //     --threads K      threads driving the clients (epoll loops for h2,            [1]
@@ -153,6 +156,10 @@ const char* ModeName(Mode m) {
       return "idle-streams";
     case Mode::kStreamVerify:
       return "stream-verify";
+    case Mode::kV3Send:
+      return "v3-send";
+    case Mode::kV3Query:
+      return "v3-query";
   }
   return "?";
 }
@@ -261,7 +268,8 @@ bool Verify(const Options& o) {
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "loadgen: %s\nusage: loadgen --target HOST:PORT --mode publish|query|newest|verify|"
-               "subscribe-latency|deliver|idle-streams|stream-verify [--clients N] [--threads K] "
+               "v3-send|v3-query|subscribe-latency|deliver|idle-streams|stream-verify [--clients "
+               "N] [--threads K] "
                "[--transport h2|grpc] [--envelopes E] [--payload B] [--topics T] [--limit L] "
                "[--duration S] [--warmup S] [--server-pid P] [--subscribers S] "
                "[--stream static|bidi] [--streams-per-channel M] [--rate R] [--grace S] "
@@ -306,6 +314,10 @@ Options Parse(int argc, char** argv) {
         o.mode = Mode::kIdleStreams;
       } else if (v == "stream-verify") {
         o.mode = Mode::kStreamVerify;
+      } else if (v == "v3-send") {
+        o.mode = Mode::kV3Send;
+      } else if (v == "v3-query") {
+        o.mode = Mode::kV3Query;
       } else {
         Usage("unknown --mode");
       }
@@ -365,6 +377,10 @@ Options Parse(int argc, char** argv) {
     }
   }
   if (o.target.empty()) Usage("--target is required");
+  if ((o.mode == Mode::kV3Send || o.mode == Mode::kV3Query) && o.transport != Transport::kH2) {
+    Usage("the v3 modes run on --transport h2 only");
+  }
+  if (o.mode == Mode::kV3Query && o.limit > 100) Usage("v3-query wants --limit 1..100");
   return o;
 }
 

@@ -24,6 +24,11 @@ enum class Mode {
   kDeliver,           // catch-up delivery rate: streams from cursor 0 on pre-published topics
   kIdleStreams,       // server RSS per idle open stream
   kStreamVerify,      // one stream of each kind, bytes and ids checked (a gate)
+  // The V3 API's twins of publish and query (issue 33), h2 transport only: MlsApi
+  // SendGroupMessages with publish's request bytes (the same wire format), and
+  // QueryGroupMessages of one group, ascending from id 0 with --limit (query's rows).
+  kV3Send,
+  kV3Query,
 };
 
 // Which RPC a subscriber stream uses.

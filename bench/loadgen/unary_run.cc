@@ -51,9 +51,24 @@ void UnaryRequests::NextNewest(v1::QueryNewestRequest* req) {
   req->add_topics()->set_topic(GroupTopic(NextTopic()));
 }
 
+void UnaryRequests::NextV3Query(std::string* bytes) {
+  const std::string group = GroupId(NextTopic());
+  const auto limit = static_cast<uint32_t>(run_.options->limit);
+  bytes->clear();
+  bytes->push_back('\x0a');  // group_id = 1
+  bytes->push_back(static_cast<char>(group.size()));
+  bytes->append(group);
+  // paging_info = 2: direction = 1 (ASCENDING), limit = 2; limits below 128 take one byte.
+  bytes->append("\x12\x04\x08\x01\x10", 5);
+  bytes->push_back(static_cast<char>(limit & 0x7f));
+}
+
 void RecordCall(ClientStats& st, const Options& o, bool measured, Clock::duration latency,
                 const grpc::Status& status, uint64_t got) {
   grpc::Status s = status;
+  if (s.ok() && o.mode == Mode::kV3Send) {
+    got = static_cast<uint64_t>(o.envelopes);  // Empty on success: the request's were all stored
+  }
   if (s.ok() && o.mode == Mode::kPublish && got != static_cast<uint64_t>(o.envelopes)) {
     s = grpc::Status(grpc::StatusCode::INTERNAL,
                      "loadgen: wrong envelope_metas count " + std::to_string(got));

@@ -55,6 +55,9 @@ class UnaryRequests {
   void NextPublish(::xmtp::backend::v1::PublishRequest* req);
   void NextQuery(::xmtp::backend::v1::QueryRequest* req);
   void NextNewest(::xmtp::backend::v1::QueryNewestRequest* req);
+  // QueryGroupMessagesRequest{group_id, paging_info{ASCENDING, --limit}} of the topic NextQuery
+  // would read, encoded by hand (field numbers of proto/mls/api/v1/mls.proto).
+  void NextV3Query(std::string* bytes);
 
  private:
   uint64_t NextTopic();
