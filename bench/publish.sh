@@ -4,13 +4,15 @@
 # in the same run (pgbench; a SQLite insert loop). See bench/README.md and shared/BENCHMARKS.md.
 #
 #   bench/publish.sh [--quick] [--repeats N] [--duration S] [--binary PATH] [--engines LIST]
-#                    [--transport h2|grpc]
+#                    [--transport h2|grpc] [--v3]
 #
 # --quick = 1 repeat of 3 s. Default 3 repeats of 5 s (+1 s warm-up), medians in the table.
 # --engines: comma list of sqlite,postgres (default both). --binary defaults to
 # build/src/xmtp-backend. --transport: the load client's, h2 (libnghttp2, default) or grpc
 # (grpc++). The load client (bench/loadgen) is built into build-bench-loadgen/, never by the main
-# build. Nothing here asserts a timing.
+# build. --v3 (h2 only) adds the V3 API's twins (issue 33): MlsApi SendGroupMessages after each
+# Publish case and QueryGroupMessages after each Query case, same clients and requests, with a
+# table of their paired ratios (goal >= 0.9). Nothing here asserts a timing.
 set -euo pipefail
 export LC_ALL=C
 
@@ -36,6 +38,7 @@ duration=5
 binary="$ROOT/build/src/xmtp-backend"
 engines="sqlite,postgres"
 transport=h2
+v3=0
 usage() {
   sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
@@ -47,6 +50,7 @@ while [[ $# -gt 0 ]]; do
     --binary) binary="$2"; shift ;;
     --engines) engines="$2"; shift ;;
     --transport) transport="$2"; shift ;;
+    --v3) v3=1 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown argument: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -57,6 +61,7 @@ done
 [[ "$engines" =~ ^(sqlite|postgres)(,(sqlite|postgres))?$ ]] || {
   echo "--engines wants sqlite, postgres or both" >&2; exit 2; }
 [[ "$transport" =~ ^(h2|grpc)$ ]] || { echo "--transport wants h2 or grpc" >&2; exit 2; }
+[[ $v3 == 0 || $transport == h2 ]] || { echo "--v3 runs on --transport h2 only" >&2; exit 2; }
 binary="$(realpath "$binary")"
 [[ -x "$binary" ]] || { echo "--binary $binary is not an executable" >&2; exit 2; }
 
@@ -195,14 +200,19 @@ run_engine_cases() {
     for c in "${PUBLISH_CLIENTS[@]}"; do
       for e in "${PUBLISH_ENVELOPES[@]}"; do
         log "$ENGINE repeat $rep: publish c=$c e=$e"
+        # With --v3 the pair's order alternates by repeat, so neither runs first every time.
+        if ((v3 && rep % 2 == 0)); then load "$ENGINE.v3send.$c.$e.$rep" --mode v3-send --clients "$c" --envelopes "$e"; fi
         load "$ENGINE.pub.$c.$e.$rep" --mode publish --clients "$c" --envelopes "$e"
+        if ((v3 && rep % 2)); then load "$ENGINE.v3send.$c.$e.$rep" --mode v3-send --clients "$c" --envelopes "$e"; fi
       done
     done
     # The raw engine rate right after our publishes, so both see the same machine.
     "raw_$ENGINE" "$rep"
     for c in "${READ_CLIENTS[@]}"; do
       log "$ENGINE repeat $rep: query c=$c, newest c=$c"
+      if ((v3 && rep % 2 == 0)); then load "$ENGINE.v3query.$c.$rep" --mode v3-query --clients "$c"; fi
       load "$ENGINE.query.$c.$rep" --mode query --clients "$c"
+      if ((v3 && rep % 2)); then load "$ENGINE.v3query.$c.$rep" --mode v3-query --clients "$c"; fi
       load "$ENGINE.newest.$c.$rep" --mode newest --clients "$c"
     done
   done
@@ -419,6 +429,42 @@ if [[ "$engines" == *postgres* ]]; then
 fi
 if [[ "$engines" == *sqlite* ]]; then
   echo "sqlite publish, 8 clients, 1 env/req:    ours/raw $(ratio "$(med sqlite.pub.8.1 eps)" "$(raw_med sqlite.1)") (goal >= 1.00)"
+fi
+
+# paired V3 V1 FIELD: the median over repeats of (V3 run / v1 run) in FIELD; the two runs of a
+# pair are seconds apart, so they share the machine's slower drifts.
+paired() {
+  local rep a b
+  for rep in $(seq "$repeats"); do
+    a=$(kv "$3" "${R[$1.$rep]:-}")
+    b=$(kv "$3" "${R[$2.$rep]:-}")
+    [[ -n "$a" && -n "$b" ]] && ratio "$a" "$b"
+  done | grep -v '^-$' | median
+}
+if ((v3)); then
+  echo
+  echo "== V3 API beside xmtp.backend.v1 (medians; ratio = median of per-repeat V3/v1 req/s) =="
+  printf '%-9s %-34s %4s %4s %9s %9s %7s
+' engine pair c env v1_req/s v3_req/s ratio
+  for eng in sqlite postgres; do
+    [[ "$engines" == *$eng* ]] || continue
+    for c in "${PUBLISH_CLIENTS[@]}"; do
+      for e in "${PUBLISH_ENVELOPES[@]}"; do
+        printf '%-9s %-34s %4s %4s %9s %9s %7s
+' "$eng" "SendGroupMessages / Publish" "$c" "$e" \
+          "$(med "$eng.pub.$c.$e" rps)" "$(med "$eng.v3send.$c.$e" rps)" \
+          "$(paired "$eng.v3send.$c.$e" "$eng.pub.$c.$e" rps)"
+      done
+    done
+    for c in "${READ_CLIENTS[@]}"; do
+      printf '%-9s %-34s %4s %4s %9s %9s %7s
+' "$eng" "QueryGroupMessages / Query" "$c" "-" \
+        "$(med "$eng.query.$c" rps)" "$(med "$eng.v3query.$c" rps)" \
+        "$(paired "$eng.v3query.$c" "$eng.query.$c" rps)"
+    done
+  done
+  echo "(goal: ratio >= 0.9 on every row; QueryGroupMessages asks ascending from id 0 with limit"
+  echo " $QUERY_LIMIT, the rows Query returns)"
 fi
 
 if [[ ${#NOTES[@]} -gt 0 || ${#SERVER_ERRORS[@]} -gt 0 ]]; then
