@@ -97,8 +97,8 @@ class BidiStream {
   BidiStream(const ApiContext& ctx, std::shared_ptr<rpc::Call> call)
       : ctx_(ctx),
         call_(call),
-        session_(call, ctx.streams->Deps(), Limits(ctx), kBidiMessagesField,
-                 telemetry::StreamKind::kBidi),
+        session_(call, ctx.streams->Deps(), Limits(ctx),
+                 fanout::StreamWire::Messages(kBidiMessagesField), telemetry::StreamKind::kBidi),
         update_bucket_(ctx.limits.max_update_frames_per_second, ctx.limits.max_update_burst),
         ping_bucket_(ctx.limits.max_ping_frames_per_second, ctx.limits.max_ping_burst),
         keepalive_(std::chrono::milliseconds(ctx.stream_settings.keepalive_interval_ms)),
@@ -351,7 +351,8 @@ class StaticStream {
   StaticStream(const ApiContext& ctx, std::shared_ptr<rpc::Call> call)
       : ctx_(ctx),
         call_(call),
-        session_(call, ctx.streams->Deps(), Limits(ctx), kStaticMessagesField,
+        session_(call, ctx.streams->Deps(), Limits(ctx),
+                 fanout::StreamWire::Messages(kStaticMessagesField),
                  telemetry::StreamKind::kStatic),
         keepalive_(std::chrono::milliseconds(ctx.stream_settings.keepalive_interval_ms)) {}
 
