@@ -5,6 +5,7 @@
 
 #include "api/envelope_codec.h"
 #include "api/request_bounds.h"
+#include "api/static_stream.h"
 #include "base/token_bucket.h"
 #include "fanout/stream_session.h"
 #include "validate/topic.h"
@@ -20,9 +21,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr uint64_t kMaxCursor = static_cast<uint64_t>(INT64_MAX);
-constexpr size_t kStreamFrameCeiling = 2097152;  // API.md 3.12: stream frame
-
 // SubscribeResponse.messages = 3, SubscribeStaticResponse.messages = 2 (API.md 2.5).
 constexpr uint32_t kBidiMessagesField = 3;
 constexpr uint32_t kStaticMessagesField = 2;
@@ -31,52 +29,10 @@ Ending Invalid(std::string message) {
   return Ending{InvalidArgument(std::move(message)), StreamEndReason::kInvalid};
 }
 
-Ending Refused() {
-  return Ending{Status(StatusCode::kUnavailable, "stream recovery is running; retry shortly"),
-                StreamEndReason::kTailer};
-}
-
-fanout::StreamLimits Limits(const ApiContext& ctx) {
-  fanout::StreamLimits limits;
-  limits.frame_bytes = std::min<size_t>(kStreamFrameCeiling, ctx.limits.max_response_bytes);
-  limits.max_envelope_bytes = ctx.limits.max_envelope_bytes;
-  limits.catch_up_read_bytes = ctx.store->CatchUpWaveBytes();
-  return limits;
-}
-
 // One validated TopicQuery (TOPIC-003, cursor range).
 Status CheckTopicQuery(const v1::TopicQuery& query) {
   XB_RETURN_IF_ERROR(validate::ValidateRequestTopic(query.topic().topic()));
-  if (query.cursor().sequence_id() > kMaxCursor) {
-    return InvalidArgument("a cursor is above 9223372036854775807");
-  }
-  return Status::Ok();
-}
-
-// How a stream that we did not finish ended: the client went away, its deadline passed, or the
-// drain ended it (OPS-007).
-StreamEndReason ExternalReason(const rpc::Call& call) {
-  if (!call.reset() && call.final_status().code() == StatusCode::kUnavailable) {
-    return StreamEndReason::kShutdown;
-  }
-  return StreamEndReason::kClient;
-}
-
-// Ends the stream. Recovery and shutdown end it at once, dropping queued frames the connection
-// has not taken yet (OPS-006, OPS-007: the client resumes from what it received); every other
-// ending keeps what is queued ahead of its status.
-void End(rpc::Call& call, Ending ending, telemetry::Metrics& metrics) {
-  metrics.stream().ended.Inc(ending.reason);
-  switch (ending.reason) {
-    case StreamEndReason::kShutdown:
-    case StreamEndReason::kTailer:
-    case StreamEndReason::kCapacity:
-    case StreamEndReason::kDatabase:
-      call.Abort(std::move(ending.status));
-      return;
-    default:
-      call.Finish(std::move(ending.status));
-  }
+  return CheckStreamCursor(query.cursor().sequence_id());
 }
 
 std::vector<v1::CatchupTarget> ToTargets(const std::vector<fanout::CatchupTargetOut>& targets) {
@@ -97,8 +53,8 @@ class BidiStream {
   BidiStream(const ApiContext& ctx, std::shared_ptr<rpc::Call> call)
       : ctx_(ctx),
         call_(call),
-        session_(call, ctx.streams->Deps(), Limits(ctx), kBidiMessagesField,
-                 telemetry::StreamKind::kBidi),
+        session_(call, ctx.streams->Deps(), StreamLimitsOf(ctx),
+                 fanout::StreamWire::Messages(kBidiMessagesField), telemetry::StreamKind::kBidi),
         update_bucket_(ctx.limits.max_update_frames_per_second, ctx.limits.max_update_burst),
         ping_bucket_(ctx.limits.max_ping_frames_per_second, ctx.limits.max_ping_burst),
         keepalive_(std::chrono::milliseconds(ctx.stream_settings.keepalive_interval_ms)),
@@ -106,7 +62,7 @@ class BidiStream {
 
   asio::awaitable<void> Run() {
     if (!session_.Open()) {
-      call_->Finish(Refused().status);  // OPS-006: not a registered session, not counted
+      call_->Finish(RecoveryRefusal().status);  // OPS-006: not a registered session, not counted
       co_return;
     }
     // implements: API-250 (Started first, before any request frame is read)
@@ -116,7 +72,7 @@ class BidiStream {
     std::optional<Ending> ending = Control(started, telemetry::FrameSent::kStarted);
     while (!ending) {
       if (call_->ended()) {
-        ctx_.metrics->stream().ended.Inc(ExternalReason(*call_));
+        ctx_.metrics->stream().ended.Inc(ExternalEndReason(*call_));
         co_return;
       }
       while (!ending && call_->HasMessage()) {
@@ -156,7 +112,7 @@ class BidiStream {
       auto until = outstanding_ping_ ? pong_deadline_ : session_.last_frame_at() + keepalive_;
       co_await call_->WaitEvent(until);
     }
-    End(*call_, std::move(*ending), *ctx_.metrics);
+    EndStream(*call_, std::move(*ending), *ctx_.metrics);
   }
 
  private:
@@ -344,91 +300,31 @@ Result<std::vector<store::TopicCursor>> StaticTopics(const ApiContext& ctx,
   return adds;
 }
 
-// One SubscribeStatic stream with valid topics: Started, then catch-up, live rows and
-// keepalives until it ends.
-class StaticStream {
- public:
-  StaticStream(const ApiContext& ctx, std::shared_ptr<rpc::Call> call)
-      : ctx_(ctx),
-        call_(call),
-        session_(call, ctx.streams->Deps(), Limits(ctx), kStaticMessagesField,
-                 telemetry::StreamKind::kStatic),
-        keepalive_(std::chrono::milliseconds(ctx.stream_settings.keepalive_interval_ms)) {}
-
-  asio::awaitable<void> Run(std::vector<store::TopicCursor> adds) {
-    if (!session_.Open()) {
-      call_->Finish(Refused().status);  // OPS-006
-      co_return;
-    }
-    std::optional<Ending> ending = co_await Start(std::move(adds));
-    while (!ending) {
-      if (call_->ended()) {
-        ctx_.metrics->stream().ended.Inc(ExternalReason(*call_));
-        co_return;
-      }
-      ending = co_await session_.Pump();
-      if (ending || call_->ended()) {
-        continue;
-      }
-      if (Clock::now() - session_.last_frame_at() >= keepalive_) {
-        ending = Keepalive();
-        continue;
-      }
-      if (session_.ready_for_more()) {
-        continue;
-      }
-      co_await call_->WaitEvent(session_.last_frame_at() + keepalive_);
-    }
-    End(*call_, std::move(*ending), *ctx_.metrics);
-  }
-
- private:
-  // Registers the topics and sends Started with their catch-up targets. Suspends.
-  asio::awaitable<std::optional<Ending>> Start(std::vector<store::TopicCursor> adds) {
-    auto added = co_await session_.Add(adds);
-    if (auto* failed = std::get_if<Ending>(&added)) {
-      co_return *failed;
-    }
+// SubscribeStatic's frames around its rows: Started with the catch-up targets, then Messages
+// frames and Keepalive (API.md 3.9).
+StaticStreamProtocol StaticProtocol(const ApiContext& ctx) {
+  StaticStreamProtocol protocol;
+  protocol.wire = fanout::StreamWire::Messages(kStaticMessagesField);
+  const auto keepalive_ms = static_cast<uint32_t>(ctx.stream_settings.keepalive_interval_ms);
+  protocol.started = [keepalive_ms](const std::vector<fanout::CatchupTargetOut>& targets) {
     v1::SubscribeStaticResponse started;
-    started.mutable_started()->set_keepalive_interval_ms(
-        static_cast<uint32_t>(ctx_.stream_settings.keepalive_interval_ms));
-    for (auto& target : ToTargets(std::get<std::vector<fanout::CatchupTargetOut>>(added))) {
+    started.mutable_started()->set_keepalive_interval_ms(keepalive_ms);
+    for (auto& target : ToTargets(targets)) {
       *started.mutable_started()->add_targets() = std::move(target);
     }
-    co_return session_.WriteControl(started.SerializeAsString(), telemetry::FrameSent::kStarted,
-                                    ctx_.limits.max_response_bytes);
-  }
+    return started.SerializeAsString();
+  };
+  v1::SubscribeStaticResponse keepalive_frame;
+  keepalive_frame.mutable_keepalive();
+  protocol.keepalive = keepalive_frame.SerializeAsString();
+  return protocol;
+}
 
-  std::optional<Ending> Keepalive() {
-    v1::SubscribeStaticResponse keepalive_frame;
-    keepalive_frame.mutable_keepalive();
-    return session_.WriteControl(keepalive_frame.SerializeAsString(),
-                                 telemetry::FrameSent::kKeepalive, ctx_.limits.max_response_bytes);
-  }
-
-  const ApiContext& ctx_;
-  std::shared_ptr<rpc::Call> call_;
-  fanout::StreamSession session_;
-  const Clock::duration keepalive_;
-};
-
-// implements: API-260, API-255 (Keepalive), API-259 (lifetime)
+// implements: API-260
 asio::awaitable<void> SubscribeStatic(const ApiContext& ctx, std::shared_ptr<rpc::Call> call) {
-  auto message = co_await call->Read();
-  if (!message.ok()) {
-    co_return;  // the call ended
-  }
-  if (!message->has_value()) {
-    call->Finish(InvalidArgument("request is malformed"));
-    co_return;
-  }
-  Result<std::vector<store::TopicCursor>> adds = StaticTopics(ctx, **message);
-  if (!adds.ok()) {
-    call->Finish(std::move(adds).error());
-    co_return;
-  }
-  StaticStream stream(ctx, call);
-  co_await stream.Run(std::move(adds).value());
+  co_await ServeStaticStream(ctx, call, StaticProtocol(ctx), [&ctx](const std::string& message) {
+    return StaticTopics(ctx, message);
+  });
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 
 #include "fanout/messages_frame.h"
@@ -17,6 +18,12 @@ namespace {
 Ending DatabaseFailure() {
   return Ending{Status(StatusCode::kUnavailable, "stream history could not be read; reconnect"),
                 telemetry::StreamEndReason::kDatabase};
+}
+
+// A live row whose second encoding cannot be built: as a catch-up row that does not encode.
+Ending Undecodable(telemetry::Metrics& metrics) {
+  metrics.db().errors.Inc(telemetry::DbErrorKind::kInvariant);
+  return DatabaseFailure();
 }
 
 Ending TooLarge() {
@@ -254,14 +261,22 @@ bool LostARow(const Wave& fetched, const std::vector<RegistrationPtr>& wave, uin
 }  // namespace
 
 StreamSession::StreamSession(std::shared_ptr<rpc::Call> call, StreamDeps deps, StreamLimits limits,
-                             uint32_t messages_field, telemetry::StreamKind kind)
+                             StreamWire wire, telemetry::StreamKind kind)
     : call_(std::move(call)),
       deps_(std::move(deps)),
       limits_(limits),
-      messages_field_(messages_field),
+      wire_(std::move(wire)),
+      messages_field_(wire_.messages_field),
       kind_(kind),
-      live_frame_(messages_field),
+      live_frame_(wire_.messages_field),
       last_frame_at_(Clock::now()) {
+  if (wire_.row_per_message()) {
+    // docs/v3-api.md G3: catch-up reads encode the rows in this wire's encoding as they read them,
+    // once per row per wave as every store read does; the history cache holds ServerEnvelopes, so
+    // these sessions neither use nor fill it.
+    deps_.encoder = wire_.encoder;
+    deps_.history = nullptr;
+  }
   // The registry runs the wake-up on the call's executor, and not once this session is gone.
   state_ =
       std::make_shared<SessionState>(call_->executor(), call_->connection(), [this] { OnWake(); });
@@ -417,8 +432,12 @@ std::optional<Ending> StreamSession::DeliverLive(std::vector<LiveItem>& items) {
     if (!reg.active || item.row->sequence_id <= reg.floor) {
       continue;  // ARC-074, ARC-075
     }
-    const size_t size = item.row->encoded.size();
-    if (sizer.SizeAlone(size) > limits_.frame_bytes) {
+    const std::string* bytes = LiveBytes(*item.row);
+    if (bytes == nullptr) {
+      return Undecodable(*deps_.metrics);
+    }
+    const size_t size = bytes->size();
+    if ((wire_.row_per_message() ? size : sizer.SizeAlone(size)) > limits_.frame_bytes) {
       return TooLarge();
     }
     // The bound counts rows waiting here and bytes the connection has not taken yet.
@@ -432,8 +451,25 @@ std::optional<Ending> StreamSession::DeliverLive(std::vector<LiveItem>& items) {
   return FlushLive();
 }
 
+const std::string* StreamSession::LiveBytes(const DeliveryRow& row) const {
+  return wire_.row_per_message() ? row.Transcoded(wire_.transcoder) : &row.encoded;
+}
+
 std::optional<Ending> StreamSession::FlushLive() {
   size_t next = 0;
+  if (wire_.row_per_message()) {
+    FlushLiveRows(next);
+  } else if (auto ending = FlushLiveFrames(next)) {
+    return ending;
+  }
+  pending_live_.erase(pending_live_.begin(), pending_live_.begin() + static_cast<ptrdiff_t>(next));
+  if (!pending_live_.empty()) {
+    call_->WakeOnRoom();  // the rest is cut once the connection takes what is queued
+  }
+  return std::nullopt;
+}
+
+std::optional<Ending> StreamSession::FlushLiveFrames(size_t& next) {
   while (next < pending_live_.size() && call_->queued_messages() < kLiveQueuedFrames &&
          !call_->ended()) {
     MessagesFrame& frame = live_frame_;
@@ -459,16 +495,43 @@ std::optional<Ending> StreamSession::FlushLive() {
       }
     }
   }
-  pending_live_.erase(pending_live_.begin(), pending_live_.begin() + static_cast<ptrdiff_t>(next));
-  if (!pending_live_.empty()) {
-    call_->WakeOnRoom();  // the rest is cut once the connection takes what is queued
-  }
   return std::nullopt;
+}
+
+void StreamSession::FlushLiveRows(size_t& next) {
+  while (next < pending_live_.size() && call_->queued_messages() < limits_.outbound_frames &&
+         !call_->ended()) {
+    const LiveItem& item = pending_live_[next++];
+    // DeliverLive built the row's bytes before admitting it, so they are there.
+    const std::string& bytes = *LiveBytes(*item.row);
+    pending_live_bytes_ -= bytes.size();
+    // API-253: a registration removed meanwhile sends nothing more.
+    if (item.registration->active) {
+      QueueLiveRow(bytes, item.row);
+    }
+  }
+}
+
+// As QueueLiveMessages: a row of kShareMinBytes or more is not copied into the call.
+void StreamSession::QueueLiveRow(std::string_view bytes, const RowPtr& row) {
+  if (call_->can_share() && bytes.size() >= kShareMinBytes) {
+    if (!call_->BeginMessage(bytes.size()).ok()) {
+      return;
+    }
+    call_->AppendShared(bytes, row);
+    call_->EndMessage();
+  } else if (!call_->WriteNow(bytes).ok()) {
+    return;
+  }
+  CountFrame(1, /*live=*/true);
 }
 
 bool StreamSession::HasCatchUpRoom() const {
   // Catch-up keeps well below the outbound bound, so live rows of a reading client always fit.
-  return pending_live_.empty() && call_->queued_messages() < limits_.outbound_frames / 2 &&
+  // With one row per message the count of messages says little (a wave queues one per row):
+  // only the bytes count.
+  return pending_live_.empty() &&
+         (wire_.row_per_message() || call_->queued_messages() < limits_.outbound_frames / 2) &&
          call_->pending_body() < limits_.catch_up_bytes / 2;
 }
 
@@ -635,13 +698,15 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
   co_return std::nullopt;
 }
 
-// Frames interleave the registrations row by row, so none gets a second frame of catch-up rows
-// before every other one of the wave has had one (API-261).
-std::optional<Ending> StreamSession::QueueWave(const std::vector<RegistrationPtr>& wave,
-                                               const Wave& fetched) {
+namespace {
+
+// Visits a wave's rows interleaving the registrations row by row, so none gets a second row
+// before every other one of the wave has had one (API-261); rows of removed registrations and
+// rows at or below a floor are skipped. `visit(reg, row)` returns an ending to stop.
+template <typename Visit>
+std::optional<Ending> ForEachWaveRow(const std::vector<RegistrationPtr>& wave, const Wave& fetched,
+                                     Visit&& visit) {
   const auto& per = fetched.per_range;
-  MessagesFrame frame(messages_field_);
-  const size_t catch_up_frame_bytes = std::min(limits_.catch_up_frame_bytes, limits_.frame_bytes);
   size_t longest = 0;
   for (const auto& rows : per) {
     longest = std::max(longest, rows.size());
@@ -656,22 +721,65 @@ std::optional<Ending> StreamSession::QueueWave(const std::vector<RegistrationPtr
       if (!reg.active || row.sequence_id <= reg.floor) {
         continue;
       }
-      if (frame.SizeAlone(row.size) > limits_.frame_bytes) {
-        return TooLarge();
+      if (auto ending = visit(reg, row)) {
+        return ending;
       }
-      if (!frame.empty() && frame.SizeWith(row.size) > catch_up_frame_bytes) {
-        if (auto ending = QueueMessages(frame, false)) {
-          return ending;
-        }
-      }
-      frame.Add(fetched.Encoded(row));
-      reg.floor = row.sequence_id;
     }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// Frames interleave the registrations row by row, so none gets a second frame of catch-up rows
+// before every other one of the wave has had one (API-261).
+std::optional<Ending> StreamSession::QueueWave(const std::vector<RegistrationPtr>& wave,
+                                               const Wave& fetched) {
+  if (wire_.row_per_message()) {
+    return QueueWaveRows(wave, fetched);
+  }
+  MessagesFrame frame(messages_field_);
+  const size_t catch_up_frame_bytes = std::min(limits_.catch_up_frame_bytes, limits_.frame_bytes);
+  auto ending = ForEachWaveRow(
+      wave, fetched, [&](Registration& reg, const WaveRow& row) -> std::optional<Ending> {
+        if (frame.SizeAlone(row.size) > limits_.frame_bytes) {
+          return TooLarge();
+        }
+        if (!frame.empty() && frame.SizeWith(row.size) > catch_up_frame_bytes) {
+          if (auto queued = QueueMessages(frame, false)) {
+            return queued;
+          }
+        }
+        frame.Add(fetched.Encoded(row));
+        reg.floor = row.sequence_id;
+        return std::nullopt;
+      });
+  if (ending) {
+    return ending;
   }
   if (!frame.empty()) {
     return QueueMessages(frame, false);
   }
   return std::nullopt;
+}
+
+// One response message per row, copied from the wave's buffer (or a cached chunk).
+std::optional<Ending> StreamSession::QueueWaveRows(const std::vector<RegistrationPtr>& wave,
+                                                   const Wave& fetched) {
+  return ForEachWaveRow(
+      wave, fetched, [&](Registration& reg, const WaveRow& row) -> std::optional<Ending> {
+        if (row.size > limits_.frame_bytes) {
+          return TooLarge();
+        }
+        const std::string_view bytes = fetched.Encoded(row);
+        const Status queued = call_->WriteNowInPlace(
+            bytes.size(), [bytes](char* dst) { std::memcpy(dst, bytes.data(), bytes.size()); });
+        if (queued.ok()) {
+          CountFrame(1, /*live=*/false);
+        }
+        reg.floor = row.sequence_id;
+        return std::nullopt;
+      });
 }
 
 // Unfinished registrations go to the back of the queue; finished ones turn live. Where the byte

@@ -13,7 +13,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -64,6 +66,34 @@ struct StreamLimits {
   size_t max_envelope_bytes = 1048576;  // limits.max_envelope_bytes (the largest storable row)
 };
 
+// How a session puts its rows on the wire: a property of the session, fixed at construction.
+struct StreamWire {
+  // xmtp.backend.v1 streams: rows as ServerEnvelopes (StreamDeps::encoder, the history cache and
+  // DeliveryRow::encoded), many to a response message: a Messages message, field
+  // `messages_field` of the response (API.md 2.5).
+  static StreamWire Messages(uint32_t messages_field) {
+    StreamWire wire;
+    wire.messages_field = messages_field;
+    return wire;
+  }
+  // The V3 server streams (docs/v3-api.md 4.1, 4.2): each row is one response message of its own,
+  // in its second encoding: `encoder` for catch-up reads (the history cache holds ServerEnvelopes,
+  // so these sessions read the store), DeliveryRow::Transcoded(`transcoder`) for live rows.
+  // Several such messages may be queued at once.
+  static StreamWire RowPerMessage(RowEncoder encoder, RowTranscoder transcoder) {
+    StreamWire wire;
+    wire.encoder = std::move(encoder);
+    wire.transcoder = transcoder;
+    return wire;
+  }
+
+  bool row_per_message() const { return messages_field == 0; }
+
+  uint32_t messages_field = 0;  // 0: one row per response message
+  RowEncoder encoder;           // row_per_message only
+  RowTranscoder transcoder = nullptr;
+};
+
 // A catch-up wave's rows as read (stream_session.cc).
 struct Wave;
 
@@ -77,7 +107,7 @@ class StreamSession {
   using Clock = std::chrono::steady_clock;
 
   StreamSession(std::shared_ptr<rpc::Call> call, StreamDeps deps, StreamLimits limits,
-                uint32_t messages_field, telemetry::StreamKind kind);
+                StreamWire wire, telemetry::StreamKind kind);
   ~StreamSession();
   StreamSession(const StreamSession&) = delete;
   StreamSession& operator=(const StreamSession&) = delete;
@@ -117,6 +147,17 @@ class StreamSession {
   std::optional<Ending> QueueMessages(MessagesFrame& frame, bool live);
   // A frame of live rows; frame_rows_ holds the row of each of its envelopes.
   std::optional<Ending> QueueLiveMessages(MessagesFrame& frame);
+  // A live row as a response message of its own (row_per_message).
+  void QueueLiveRow(std::string_view bytes, const RowPtr& row);
+  // The bytes this session sends for a live row; nullptr when its second encoding cannot be
+  // built (an invariant failure).
+  const std::string* LiveBytes(const DeliveryRow& row) const;
+  // Live rows cut into response messages, up to the queue bound of the session's wire.
+  std::optional<Ending> FlushLiveFrames(size_t& next);
+  void FlushLiveRows(size_t& next);
+  // A catch-up wave's rows, one response message each (row_per_message).
+  std::optional<Ending> QueueWaveRows(const std::vector<RegistrationPtr>& wave,
+                                      const Wave& fetched);
   void CountFrame(size_t envelopes, bool live);
   boost::asio::awaitable<std::optional<Ending>> CatchUpWave();
   // The registrations of the next wave, from the front of the queue, each with its range appended
@@ -130,7 +171,8 @@ class StreamSession {
   std::optional<Ending> FlushLive();
 
   // Live frames are cut only while fewer than this many response messages wait for the
-  // connection (coalescing under load).
+  // connection (coalescing under load). One row per message cannot coalesce: those rows are
+  // queued while fewer than limits.outbound_frames messages wait.
   static constexpr size_t kLiveQueuedFrames = 2;
   // Live envelopes at least this large are queued by reference (Call::AppendShared).
   static constexpr size_t kShareMinBytes = 256;
@@ -138,6 +180,7 @@ class StreamSession {
   std::shared_ptr<rpc::Call> call_;
   StreamDeps deps_;
   StreamLimits limits_;
+  StreamWire wire_;
   uint32_t messages_field_;
   telemetry::StreamKind kind_;
   std::shared_ptr<SessionState> state_;

@@ -207,6 +207,15 @@ asio::awaitable<Result<std::optional<std::string>>> Call::Read() {
   }
 }
 
+// implements: docs/v3-api.md G4 (response headers at stream open)
+void Call::SendHeaders() {
+  if (ended_ || head_ready_) {
+    return;
+  }
+  EnsureHead();
+  wake_();  // the connection submits the head when woken; the body stays open
+}
+
 Status Call::WriteNow(std::string_view message) {
   if (ended_) {
     return Status(StatusCode::kCancelled, "call ended");

@@ -135,6 +135,14 @@ class Call final : public net::Exchange,
   // Response messages queued and not yet fully handed to the connection, and their bytes.
   size_t queued_messages() const { return queued_ends_.size(); }
 
+  // Hands the response head (status 200 and the response headers) to the connection now, before
+  // any response message: HTTP/2 sends its HEADERS frame, HTTP/1.1 (gRPC-Web) writes and flushes
+  // the status line and headers. For a server stream that may have nothing to send for a while
+  // and no first frame of its own (docs/v3-api.md G4: clients that wait for the headers before
+  // they hand the stream to the caller). Idempotent; nothing once the call has ended. A Finish
+  // afterwards ends the response with trailers (never a trailers-only response).
+  void SendHeaders();
+
   // Queues one response message. Streaming calls suspend while the queued bytes are above the
   // high-water mark (the client is slow). An error once the call has ended. Suspends.
   boost::asio::awaitable<Status> Write(std::string_view message);

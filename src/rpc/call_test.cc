@@ -84,6 +84,45 @@ TEST(Call, NativeGrpcPutsStatusInTrailers) {
   EXPECT_EQ(call->outcome(), StatusCode::kOk);
 }
 
+// verifies: docs/v3-api.md G4 — the head goes out before any message, the body stays open, and
+// a later status ends the response with trailers.
+TEST(Call, SendHeadersHandsTheHeadOverBeforeAnyMessage) {
+  for (const Dialect dialect : {Dialect::kGrpc, Dialect::kGrpcWeb}) {
+    Fixture f;
+    auto call = f.Make(dialect, CallKind::kServerStream);
+    ASSERT_EQ(call->head(), nullptr);
+    call->SendHeaders();
+    ASSERT_NE(call->head(), nullptr);
+    EXPECT_EQ(call->head()->status, 200);
+    EXPECT_EQ(f.wakes, 1);
+    EXPECT_EQ(call->pending_body(), 0u);
+    EXPECT_FALSE(call->body_complete());
+    call->SendHeaders();  // idempotent
+    EXPECT_EQ(f.wakes, 1);
+    EXPECT_EQ(call->head()->headers.size(), dialect == Dialect::kGrpc ? 2u : 4u);
+    call->Finish(Status::Ok());
+    EXPECT_TRUE(call->body_complete());
+    if (dialect == Dialect::kGrpc) {
+      ASSERT_EQ(call->trailers().size(), 1u);
+      EXPECT_EQ(call->trailers()[0].value, "0");
+    } else {
+      std::string trailer;
+      AppendFrame(trailer, "grpc-status: 0\r\n", kFlagTrailer);
+      EXPECT_EQ(Fixture::Drain(*call), trailer);
+    }
+  }
+}
+
+TEST(Call, SendHeadersAfterTheEndDoesNothing) {
+  Fixture f;
+  auto call = f.Make(Dialect::kGrpc, CallKind::kServerStream);
+  call->OnReset();
+  const int wakes = f.wakes;
+  call->SendHeaders();
+  EXPECT_EQ(call->head(), nullptr);
+  EXPECT_EQ(f.wakes, wakes);
+}
+
 TEST(Call, GrpcWebTextDecodesAndEncodesBase64WithTrailerFrame) {
   Fixture f;
   auto call = f.Make(Dialect::kGrpcWebText);

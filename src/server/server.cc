@@ -14,6 +14,7 @@
 #include "api/stream_service.h"
 #include "api/v3/identity_api.h"
 #include "api/v3/mls_api.h"
+#include "api/v3/mls_streams.h"
 #include "base/thread_name.h"
 #include "config/config_error.h"
 #include "config/load.h"
@@ -467,6 +468,7 @@ void Server::BuildRouter() {
   api::AddAttachmentService(router_, api_context_);
   api::v3::AddIdentityApi(router_, api_context_);
   api::v3::AddMlsApi(router_, api_context_);
+  api::v3::AddMlsStreams(router_, api_context_);
   if (options_.extra_handlers) {
     options_.extra_handlers(router_);
   }

@@ -1,0 +1,126 @@
+#include "api/v3/stream_rows.h"
+
+#include <cstdint>
+
+#include "api/v3/rows.h"
+#include "api/v3/wire.h"
+#include "validate/wire_fields.h"
+
+namespace xb::api::v3 {
+namespace {
+
+constexpr char kGroupTopic = 0x00;
+constexpr char kWelcomeTopic = 0x01;
+
+// A varint field's value; nullopt when `raw` is not one varint.
+std::optional<uint64_t> VarintValue(std::string_view raw) {
+  uint64_t value = 0;
+  for (size_t i = 0; i < raw.size() && i < 10; ++i) {
+    const auto byte = static_cast<uint8_t>(raw[i]);
+    value |= static_cast<uint64_t>(byte & 0x7f) << (7 * i);
+    if ((byte & 0x80) == 0) {
+      return i + 1 == raw.size() ? std::optional<uint64_t>(value) : std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+// The last occurrence of field `number` of `message` (protobuf's rule for a singular field), as
+// a varint value or length-delimited bytes: nullopt when the message is malformed or the field's
+// wire type is not the one asked; the default (0, empty) when it is absent.
+std::optional<uint64_t> VarintField(std::string_view message, uint32_t number) {
+  validate::WireFieldReader reader(message);
+  uint64_t found = 0;
+  while (auto field = reader.Next()) {
+    if (field->number != number) {
+      continue;
+    }
+    const auto value = field->wire_type == kWireVarint ? VarintValue(field->raw) : std::nullopt;
+    if (!value) {
+      return std::nullopt;
+    }
+    found = *value;
+  }
+  return reader.ok() ? std::optional<uint64_t>(found) : std::nullopt;
+}
+
+std::optional<std::string_view> BytesField(std::string_view message, uint32_t number) {
+  validate::WireFieldReader reader(message);
+  std::string_view found;
+  while (auto field = reader.Next()) {
+    if (field->number != number) {
+      continue;
+    }
+    if (field->wire_type != kWireLengthDelimited) {
+      return std::nullopt;
+    }
+    found = field->bytes;
+  }
+  return reader.ok() ? std::optional<std::string_view>(found) : std::nullopt;
+}
+
+// Reads EnvelopeMeta (API-212): cursor {sequence_id = 1} = 1, server_ns = 2, message_hash
+// {sha256 = 1} = 3, topic {topic = 1} = 4, expiry_ns = 5, is_commit_or_proposal = 6.
+bool ReadMeta(std::string_view meta, store::StoredEnvelopeView& row) {
+  const auto cursor = BytesField(meta, 1);
+  const auto id = cursor ? VarintField(*cursor, 1) : std::nullopt;
+  const auto server_ns = VarintField(meta, 2);
+  const auto hash = BytesField(meta, 3);
+  const auto sha256 = hash ? BytesField(*hash, 1) : std::nullopt;
+  const auto topic = BytesField(meta, 4);
+  const auto name = topic ? BytesField(*topic, 1) : std::nullopt;
+  const auto expiry_ns = VarintField(meta, 5);
+  const auto commit = VarintField(meta, 6);
+  if (!id || !server_ns || !sha256 || !name || !expiry_ns || !commit) {
+    return false;
+  }
+  row.sequence_id = static_cast<int64_t>(*id);
+  row.server_ns = static_cast<int64_t>(*server_ns);
+  row.message_hash = *sha256;
+  row.topic = *name;
+  row.expiry_ns = static_cast<int64_t>(*expiry_ns);
+  row.is_commit_or_proposal = *commit != 0;
+  return true;
+}
+
+}  // namespace
+
+std::optional<store::StoredEnvelopeView> ReadServerEnvelope(std::string_view bytes) {
+  const auto meta = BytesField(bytes, 1);     // ServerEnvelope.meta
+  const auto payload = BytesField(bytes, 2);  // ServerEnvelope.envelope
+  store::StoredEnvelopeView row;
+  if (!meta || !payload || meta->empty() || !ReadMeta(*meta, row)) {
+    return std::nullopt;
+  }
+  row.payload = *payload;
+  return row;
+}
+
+// implements: docs/v3-api.md 4.1, 4.2 (one response message per row)
+bool EncodeStreamRow(const store::StoredEnvelopeView& row, std::string* out) {
+  if (row.topic.empty()) {
+    return false;
+  }
+  // rows.h writes the message as field 1 of an enclosing message; a stream response message is
+  // the message itself, so the key and length go again (a move of this one row's bytes).
+  const size_t at = out->size();
+  const bool written = row.topic[0] == kGroupTopic     ? AppendGroupMessage(*out, 1, row, true)
+                       : row.topic[0] == kWelcomeTopic ? AppendWelcomeMessage(*out, 1, row)
+                                                       : false;
+  if (!written) {
+    return false;
+  }
+  size_t head = at + 1;  // the key of field 1 is one byte; the length's varint follows
+  while (head < out->size() && (static_cast<uint8_t>((*out)[head]) & 0x80) != 0) {
+    ++head;
+  }
+  out->erase(at, head + 1 - at);
+  return true;
+}
+
+bool TranscodeStreamRow(std::string_view server_envelope, std::string* out) {
+  const auto row = ReadServerEnvelope(server_envelope);
+  return row && EncodeStreamRow(*row, out);
+}
+
+}  // namespace xb::api::v3
