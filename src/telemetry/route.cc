@@ -100,6 +100,12 @@ constexpr std::array<Row, kRpcCount> kRoutes = {{
     {{Rpc::kV3GetNewestGroupMessage, "/xmtp.mls.api.v1.MlsApi/GetNewestGroupMessage",
       "xmtp.mls.api.v1.MlsApi", "GetNewestGroupMessage", "unary", false},
      "xmtp.mls.api.v1.MlsApi/GetNewestGroupMessage"},
+    {{Rpc::kV3SubscribeGroupMessages, "/xmtp.mls.api.v1.MlsApi/SubscribeGroupMessages",
+      "xmtp.mls.api.v1.MlsApi", "SubscribeGroupMessages", "server_stream", false},
+     "xmtp.mls.api.v1.MlsApi/SubscribeGroupMessages"},
+    {{Rpc::kV3SubscribeWelcomeMessages, "/xmtp.mls.api.v1.MlsApi/SubscribeWelcomeMessages",
+      "xmtp.mls.api.v1.MlsApi", "SubscribeWelcomeMessages", "server_stream", false},
+     "xmtp.mls.api.v1.MlsApi/SubscribeWelcomeMessages"},
     // The table types Health/Watch as unary although it streams; the table is the contract.
     {{Rpc::kHealthCheck, "/grpc.health.v1.Health/Check", "grpc.health.v1.Health", "Check", "unary",
       true},

@@ -43,6 +43,8 @@ enum class Rpc : uint8_t {
   kV3BatchPublishCommitLog,
   kV3BatchQueryCommitLog,
   kV3GetNewestGroupMessage,
+  kV3SubscribeGroupMessages,
+  kV3SubscribeWelcomeMessages,
   kHealthCheck,
   kHealthWatch,
   kHealthList,

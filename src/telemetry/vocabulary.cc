@@ -111,6 +111,8 @@ std::optional<Operation> HandlerOperation(Rpc rpc) {
       return Operation::kRpcQueryNewest;
     case Rpc::kSubscribe:
     case Rpc::kSubscribeStatic:
+    case Rpc::kV3SubscribeGroupMessages:
+    case Rpc::kV3SubscribeWelcomeMessages:
     case Rpc::kV3RevokeInstallation:
     case Rpc::kV3MlsGetIdentityUpdates:
     case Rpc::kHealthCheck:

@@ -97,6 +97,8 @@ enum class Operation : uint8_t {
   kRequestV3BatchPublishCommitLog,
   kRequestV3BatchQueryCommitLog,
   kRequestV3GetNewestGroupMessage,
+  kRequestV3SubscribeGroupMessages,
+  kRequestV3SubscribeWelcomeMessages,
   kRequestHealthCheck,
   kRequestHealthWatch,
   kRequestHealthList,

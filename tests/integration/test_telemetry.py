@@ -61,6 +61,8 @@ ROUTES = [  # (grpc_service, grpc_method, grpc_type)
     ("xmtp.mls.api.v1.MlsApi", "BatchPublishCommitLog", "unary"),
     ("xmtp.mls.api.v1.MlsApi", "BatchQueryCommitLog", "unary"),
     ("xmtp.mls.api.v1.MlsApi", "GetNewestGroupMessage", "unary"),
+    ("xmtp.mls.api.v1.MlsApi", "SubscribeGroupMessages", "server_stream"),
+    ("xmtp.mls.api.v1.MlsApi", "SubscribeWelcomeMessages", "server_stream"),
     ("grpc.health.v1.Health", "Check", "unary"),
     ("grpc.health.v1.Health", "Watch", "unary"),
     ("grpc.health.v1.Health", "List", "unary"),

@@ -26,7 +26,7 @@ QUERY = "/xmtp.backend.v1.QueryService/Query"
 NEWEST = "/xmtp.backend.v1.QueryService/QueryNewest"
 PUBLISH = "/xmtp.backend.v1.PublishService/Publish"
 GET_INBOX_IDS = "/xmtp.backend.v1.IdentityService/GetInboxIds"
-NOT_SERVED = "/xmtp.mls.api.v1.MlsApi/SubscribeGroupMessages"
+NOT_SERVED = "/xmtp.mls.api.v1.MlsApi/Subscribe"
 
 
 class V3WritesMixin:
