@@ -165,39 +165,29 @@ void AddDeprecatedMlsMethods(rpc::Router& router, const ApiContext& context) {
           context.limits.max_response_bytes));
 }
 
+// A write served through Publish: `handler` gets the request bytes and the request span.
+template <typename Response>
+void AddWrite(rpc::Router& router, const ApiContext& context, std::string path,
+              asio::awaitable<Result<Response>> (*handler)(const ApiContext&, std::string,
+                                                           telemetry::SpanContext)) {
+  router.Add(std::move(path), rpc::CallKind::kUnary,
+             rpc::UnaryBytes<Response>(
+                 [&context, handler](std::string request, rpc::Call& call) {
+                   return handler(context, std::move(request), call.trace_parent());
+                 },
+                 context.limits.max_response_bytes));
+}
+
 }  // namespace
 
 void AddMlsApi(rpc::Router& router, const ApiContext& context) {
-  router.Add("/xmtp.mls.api.v1.MlsApi/SendGroupMessages", rpc::CallKind::kUnary,
-             rpc::UnaryBytes<Empty>(
-                 [&context](std::string request, rpc::Call& call) {
-                   return SendGroupMessages(context, std::move(request), call.trace_parent());
-                 },
-                 context.limits.max_response_bytes));
-  router.Add("/xmtp.mls.api.v1.MlsApi/SendWelcomeMessages", rpc::CallKind::kUnary,
-             rpc::UnaryBytes<Empty>(
-                 [&context](std::string request, rpc::Call& call) {
-                   return SendWelcomeMessages(context, std::move(request), call.trace_parent());
-                 },
-                 context.limits.max_response_bytes));
-  router.Add("/xmtp.mls.api.v1.MlsApi/UploadKeyPackage", rpc::CallKind::kUnary,
-             rpc::UnaryBytes<Empty>(
-                 [&context](std::string request, rpc::Call& call) {
-                   return UploadKeyPackage(context, std::move(request), call.trace_parent());
-                 },
-                 context.limits.max_response_bytes));
-  router.Add("/xmtp.mls.api.v1.MlsApi/RegisterInstallation", rpc::CallKind::kUnary,
-             rpc::UnaryBytes<mls::RegisterInstallationResponse>(
-                 [&context](std::string request, rpc::Call& call) {
-                   return RegisterInstallation(context, std::move(request), call.trace_parent());
-                 },
-                 context.limits.max_response_bytes));
-  router.Add("/xmtp.mls.api.v1.MlsApi/BatchPublishCommitLog", rpc::CallKind::kUnary,
-             rpc::UnaryBytes<Empty>(
-                 [&context](std::string request, rpc::Call& call) {
-                   return BatchPublishCommitLog(context, std::move(request), call.trace_parent());
-                 },
-                 context.limits.max_response_bytes));
+  constexpr std::string_view kService = "/xmtp.mls.api.v1.MlsApi/";
+  const auto path = [&](std::string_view method) { return std::string(kService) += method; };
+  AddWrite(router, context, path("SendGroupMessages"), SendGroupMessages);
+  AddWrite(router, context, path("SendWelcomeMessages"), SendWelcomeMessages);
+  AddWrite(router, context, path("UploadKeyPackage"), UploadKeyPackage);
+  AddWrite(router, context, path("RegisterInstallation"), RegisterInstallation);
+  AddWrite(router, context, path("BatchPublishCommitLog"), BatchPublishCommitLog);
   AddDeprecatedMlsMethods(router, context);
   AddMlsReads(router, context);
 }
