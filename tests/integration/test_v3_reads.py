@@ -341,6 +341,74 @@ class SqliteV3ReadsTest(V3ReadsMixin, harness.ServerTestCase):
     pass
 
 
+class SmallLimitsV3Test(harness.ServerTestCase):
+    """A response budget of three large rows: V3 pages stop short of it (G2), where a v1 Query
+    of the same rows fails OUT_OF_RANGE (API-283); and V3 sends are bound like v1 publishes."""
+    config = harness.minimal_config(
+        "[limits]\nmax_envelope_bytes = 10000\nmax_response_bytes = 30000\n")
+    call = V3ReadsMixin.call
+    fails = V3ReadsMixin.fails
+    v1_query = V3ReadsMixin.v1_query
+
+    # verifies: issue 33 (docs/v3-api.md G2) — a page stops before the byte budget and names its
+    # last row; paging from there returns every row once.
+    def test_page_stops_short_of_the_response_budget(self):
+        group = os.urandom(16)
+        envs = [E.group_message(group, ciphertext=bytes([i]) * 9000) for i in range(5)]
+        ids = [m.cursor.sequence_id for m in self.call(
+            PUBLISH, backend_pb2.PublishRequest(envelopes=envs),
+            backend_pb2.PublishResponse).envelope_metas]
+        self.assertEqual(self.fails(QUERY, backend_pb2.QueryRequest(queries=[
+            backend_pb2.TopicQuery(topic=backend_pb2.Topic(topic=E.group_topic(group)))]),
+            backend_pb2.QueryResponse)[0], grpc.StatusCode.OUT_OF_RANGE)
+        seen, cursor = [], 0
+        for _ in range(5):
+            page = self.call(MLS + "QueryGroupMessages", mls_pb2.QueryGroupMessagesRequest(
+                group_id=group, paging_info=mls_pb2.PagingInfo(direction=ASC, id_cursor=cursor)),
+                mls_pb2.QueryGroupMessagesResponse)
+            got = [m.v1.id for m in page.messages]
+            seen += got
+            if len(seen) == len(ids):
+                break
+            self.assertTrue(0 < len(got) < len(ids), got)
+            self.assertEqual(page.paging_info.id_cursor, got[-1])
+            cursor = got[-1]
+        self.assertEqual(seen, ids)
+
+    # verifies: issue 33 (docs/v3-api.md 3.1) — a message over max_envelope_bytes is refused
+    # as Publish refuses it, and nothing of the request is stored.
+    def test_oversize_send_is_refused_and_stores_nothing(self):
+        group = os.urandom(16)
+        req = mls_pb2.SendGroupMessagesRequest()
+        req.messages.add().v1.data = E.private_message(group, ciphertext=b"small")
+        req.messages.add().v1.data = E.private_message(group, ciphertext=b"x" * 12000)
+        code, _ = self.fails(MLS + "SendGroupMessages", req, empty_pb2.Empty)
+        self.assertEqual(code, INVALID)
+        self.assertEqual(self.v1_query(E.group_topic(group)), [])
+
+
+API_KEY = os.urandom(24).hex()
+
+
+class AuthV3Test(harness.ServerTestCase):
+    """With auth on, a V3 path is a non-public path (AUTH-001), as any xmtp.backend.v1 one."""
+    config = harness.minimal_config(
+        '[auth]\nenabled = true\n[auth.api_keys]\nv3 = "%s"\n' % API_KEY)
+
+    # verifies: issue 33 (deliverable 4: the same auth) — no credential: UNAUTHENTICATED
+    def test_v3_calls_need_a_credential(self):
+        req = mls_pb2.QueryGroupMessagesRequest(group_id=os.urandom(16))
+        with self.server.channel() as ch:
+            with self.assertRaises(grpc.RpcError) as ctx:
+                harness.unary(ch, MLS + "QueryGroupMessages", req,
+                              mls_pb2.QueryGroupMessagesResponse)
+            self.assertEqual(ctx.exception.code(), grpc.StatusCode.UNAUTHENTICATED)
+            page, _ = harness.unary(ch, MLS + "QueryGroupMessages", req,
+                                    mls_pb2.QueryGroupMessagesResponse,
+                                    metadata=[("authorization", "Bearer " + API_KEY)])
+        self.assertEqual(list(page.messages), [])
+
+
 @unittest.skipUnless(os.environ.get("XB_PG_PRIMARY"), "needs XB_PG_PRIMARY")
 class PostgresV3ReadsTest(V3ReadsMixin, harness.PgServerTestCase):
     pass
