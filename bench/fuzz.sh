@@ -19,7 +19,7 @@ readonly BUILD="$ROOT/build-fuzz"
 readonly ARTIFACTS="$BUILD/artifacts"
 readonly ALL_TARGETS=(frame_decoder_fuzz grpc_web_fuzz http1_request_fuzz request_message_fuzz
                       envelope_fuzz key_package_fuzz mls_message_fuzz identity_update_fuzz
-                      auth_token_fuzz)
+                      auth_token_fuzz v3_wire_fuzz)
 # Per run: RSS and single-allocation limits (an input that costs far more memory than its size
 # is reported as a crash), and a per-input time limit.
 readonly RSS_LIMIT_MB=2048
@@ -330,6 +330,18 @@ seed_request_message() {
   w health_list "0e"
 }
 
+# V3 wire seeds (tests/fuzz/v3_wire_fuzz.cc). Byte 0: the case; the rest as protoc would write it.
+seed_v3_wire() {
+  local d="$1"
+  unhex "000a2a0a280a206b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b1201773a016d" >"$d/welcome_v1"
+  unhex "000a2712250a206b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b120170" >"$d/welcome_pointer"
+  unhex "000a2a0a280a206b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b1201773a016d0a2712250a206b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b1201700a00" >"$d/welcomes_three"
+  unhex "010a050a03746c73" >"$d/key_package_upload"
+  unhex "020a050a01641801" >"$d/group_message"
+  unhex "0312080a060a016b2a016d" >"$d/welcome_row"
+  unhex "042a080a016512030a0173" >"$d/commit_log_row"
+  unhex "0522071a05696e626f78" >"$d/identity_row"
+}
 # Envelope seeds (src/validate/envelope_fuzz.cc). Byte 0 % 3: 0 ClientEnvelope, 1 GroupMessage
 # data, 2 key_package_tls_serialized.
 seed_envelope() {
