@@ -438,7 +438,7 @@ paired() {
   for rep in $(seq "$repeats"); do
     a=$(kv "$3" "${R[$1.$rep]:-}")
     b=$(kv "$3" "${R[$2.$rep]:-}")
-    [[ -n "$a" && -n "$b" ]] && ratio "$a" "$b"
+    if [[ -n "$a" && -n "$b" ]]; then echo "$(ratio "$a" "$b")"; fi
   done | grep -v '^-$' | median
 }
 if ((v3)); then
