@@ -40,7 +40,7 @@ function startChromium(profile) {
     "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--disable-domain-reliability",
     "--remote-debugging-port=0", `--user-data-dir=${profile}`, "about:blank"],
-    { stdio: ["ignore", "ignore", "pipe"] });
+    { stdio: ["ignore", "ignore", "pipe"], detached: true });  // its own process group
   const url = new Promise((resolve, reject) => {
     let text = "";
     chrome.stderr.on("data", (d) => {
@@ -136,12 +136,23 @@ ws.on("message", (raw) => {
   }
 });
 
+// Chromium is asked to close (its helper processes go with it), and its whole process group is
+// killed if it has not within 5 s; the profile directory is removed after that.
 const finish = (line, code) => {
   console.log(line);
-  chrome.kill("SIGKILL");
   server.close();
-  rmSync(profile, { recursive: true, force: true });
-  process.exit(code);
+  const done = () => {
+    try {
+      process.kill(-chrome.pid, "SIGKILL");
+    } catch {
+      // the group is gone already
+    }
+    rmSync(profile, { recursive: true, force: true, maxRetries: 5 });
+    process.exit(code);
+  };
+  chrome.once("exit", () => setTimeout(done, 200));
+  send("Browser.close").catch(() => {});
+  setTimeout(done, 5000);
 };
 setTimeout(() => finish("RESULT timeout", 2), Number(timeoutS) * 1000);
 const { targetId } = await send("Target.createTarget", { url: "about:blank" });
