@@ -36,11 +36,14 @@ std::optional<WireField> WireFieldReader::Next() {
   WireField field{.number = static_cast<uint32_t>(number),
                   .wire_type = static_cast<uint32_t>(*key & 7),
                   .bytes = {},
-                  .raw = {}};
+                  .raw = {},
+                  .value = 0};
   const std::string_view value_start = rest_;
   switch (field.wire_type) {
     case 0:
-      if (!ReadVarint(rest_)) {
+      if (const auto value = ReadVarint(rest_)) {
+        field.value = *value;
+      } else {
         ok_ = false;
       }
       break;

@@ -21,6 +21,7 @@ struct WireField {
   uint32_t wire_type = 0;  // 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32
   std::string_view bytes;  // wire type 2 only
   std::string_view raw;    // the value as on the wire (for wire type 2 with its length prefix)
+  uint64_t value = 0;      // wire type 0 only: the varint's value
 };
 
 // Reads one field at a time from the front of a message.

@@ -77,6 +77,7 @@ TEST(WireFields, RawIsTheValueAsOnTheWire) {
   ASSERT_TRUE(push.has_value());
   EXPECT_EQ(push->number, 3u);
   EXPECT_EQ(push->raw, std::string("\x01", 1));
+  EXPECT_EQ(push->value, 1u);
   EXPECT_FALSE(reader.Next().has_value());
 }
 

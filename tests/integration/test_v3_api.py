@@ -130,9 +130,9 @@ class V3WritesMixin:
 
     # verifies: issue 33 — a V3 method not served yet answers UNIMPLEMENTED.
     def test_not_yet_served_is_unimplemented(self):
-        code, _ = self.fails(NOT_SERVED, mls_pb2.QueryGroupMessagesRequest(),
-                             mls_pb2.QueryGroupMessagesResponse)
-        self.assertEqual(code, grpc.StatusCode.UNIMPLEMENTED)
+        self.assertEqual(self.fails(NOT_SERVED, mls_pb2.QueryGroupMessagesRequest(),
+                                    mls_pb2.QueryGroupMessagesResponse),
+                         (grpc.StatusCode.UNIMPLEMENTED, "unknown method"))
 
 
 class SqliteV3WritesTest(V3WritesMixin, harness.ServerTestCase):

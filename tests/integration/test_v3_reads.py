@@ -326,15 +326,17 @@ class V3ReadsMixin:
         self.assertEqual(self.fails(IDENTITY + "GetIdentityUpdates", bad,
                                     identity_pb2.GetIdentityUpdatesResponse)[0], INVALID)
 
-    # verifies: issue 33 (docs/v3-api.md 3.9) — the deprecated methods answer UNIMPLEMENTED.
+    # verifies: issue 33 (docs/v3-api.md 3.9) — the deprecated methods answer UNIMPLEMENTED from
+    # their own handlers (naming the replacement), not the router's "unknown method".
     def test_deprecated_methods_are_unimplemented(self):
-        code, _ = self.fails(MLS + "RevokeInstallation",
-                             mls_pb2.RevokeInstallationRequest(installation_key=os.urandom(32)),
-                             empty_pb2.Empty)
-        self.assertEqual(code, grpc.StatusCode.UNIMPLEMENTED)
-        code, _ = self.fails(MLS + "GetIdentityUpdates", mls_pb2.GetIdentityUpdatesRequest(),
-                             mls_pb2.GetIdentityUpdatesResponse)
-        self.assertEqual(code, grpc.StatusCode.UNIMPLEMENTED)
+        code, details = self.fails(MLS + "RevokeInstallation", mls_pb2.RevokeInstallationRequest(
+            installation_key=os.urandom(32)), empty_pb2.Empty)
+        self.assertEqual((code, details), (grpc.StatusCode.UNIMPLEMENTED,
+            "RevokeInstallation is deprecated: revoke through an identity update"))
+        code, details = self.fails(MLS + "GetIdentityUpdates", mls_pb2.GetIdentityUpdatesRequest(),
+                                   mls_pb2.GetIdentityUpdatesResponse)
+        self.assertEqual((code, details), (grpc.StatusCode.UNIMPLEMENTED,
+            "MlsApi.GetIdentityUpdates is deprecated: use IdentityApi.GetIdentityUpdates"))
 
 
 class SqliteV3ReadsTest(V3ReadsMixin, harness.ServerTestCase):

@@ -34,12 +34,9 @@ Result<std::vector<CommitLogRead>> ReadsOf(const mls::BatchQueryCommitLogRequest
   }
   std::vector<CommitLogRead> reads;
   for (const auto& r : request.requests()) {
-    if (r.group_id().size() != validate::kGroupIdBytes) {
-      return InvalidArgument("group id has the wrong length");
-    }
+    XB_TRY(std::string topic, TopicOf(validate::TopicKind::kCommitLog, r.group_id(), "group id"));
     XB_TRY(V3Paging paging, PagingOf(r.paging_info(), /*commit_log=*/true));
-    reads.push_back(CommitLogRead{
-        r.group_id(), validate::MakeTopic(validate::TopicKind::kCommitLog, r.group_id()), paging});
+    reads.push_back(CommitLogRead{r.group_id(), std::move(topic), paging});
   }
   return reads;
 }
@@ -70,9 +67,7 @@ store::StoreResult<EncodedRead> ReadBatch(store::Store& store,
       batch.over_budget = true;
       return batch;
     }
-    AppendLengthField(batch.message, 1, response);
-    if (batch.message.size() > max_bytes) {
-      batch.over_budget = true;
+    if (!AppendEntry(batch, response, max_bytes)) {
       return batch;
     }
   }

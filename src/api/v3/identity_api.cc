@@ -10,6 +10,7 @@
 #include "api/request_bounds.h"
 #include "api/v3/publish_wrap.h"
 #include "api/v3/rows.h"
+#include "api/v3/v3_paging.h"
 #include "api/v3/wire.h"
 #include "identity/api/v1/identity.pb.h"
 #include "rpc/unary.h"
@@ -142,9 +143,7 @@ store::StoreResult<EncodedRead> ReadIdentityLogs(store::Store& store,
         return encoded;
       }
     }
-    AppendLengthField(encoded.message, 1, response);
-    if (encoded.message.size() > max_bytes) {
-      encoded.over_budget = true;
+    if (!AppendEntry(encoded, response, max_bytes)) {
       return encoded;
     }
   }

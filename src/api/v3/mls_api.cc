@@ -27,6 +27,19 @@ constexpr uint32_t kMessages = 1;           // Send{Group,Welcome}MessagesReques
 constexpr uint32_t kCommitLogRequests = 1;  // BatchPublishCommitLogRequest.requests
 constexpr size_t kMaxCommitLogWrites = 10;  // node-go's maxBatchInserts (3.7)
 
+// The shape check a V3 write starts with: the request's top level decodes and holds field
+// `number` at least once (node-go refuses an empty request with INVALID_ARGUMENT, `none`).
+Status RequirePresent(std::string_view request, uint32_t number, const char* none) {
+  const std::optional<size_t> count = validate::CountField(request, number, 1);
+  if (!count) {
+    return InvalidArgument("request is malformed");
+  }
+  if (*count == 0) {
+    return InvalidArgument(none);
+  }
+  return Status::Ok();
+}
+
 asio::awaitable<Result<Empty>> PublishedAsEmpty(const ApiContext& ctx, std::string request,
                                                 telemetry::SpanContext parent) {
   XB_TRY_CO(auto published, co_await PublishEncoded(ctx, std::move(request), parent));
@@ -38,26 +51,14 @@ asio::awaitable<Result<Empty>> PublishedAsEmpty(const ApiContext& ctx, std::stri
 // answers (a v1 Publish of nothing succeeds).
 asio::awaitable<Result<Empty>> SendGroupMessages(const ApiContext& ctx, std::string request,
                                                  telemetry::SpanContext parent) {
-  const std::optional<size_t> messages = validate::CountField(request, kMessages, 1);
-  if (!messages) {
-    co_return InvalidArgument("request is malformed");
-  }
-  if (*messages == 0) {
-    co_return InvalidArgument("no messages in the request");
-  }
+  XB_RETURN_IF_ERROR_CO(RequirePresent(request, kMessages, "no messages in the request"));
   co_return co_await PublishedAsEmpty(ctx, std::move(request), parent);
 }
 
 // 3.2: the request has at least one Welcome; each is published with the stored numbering.
 asio::awaitable<Result<Empty>> SendWelcomeMessages(const ApiContext& ctx, std::string request,
                                                    telemetry::SpanContext parent) {
-  const std::optional<size_t> messages = validate::CountField(request, kMessages, 1);
-  if (!messages) {
-    co_return InvalidArgument("request is malformed");
-  }
-  if (*messages == 0) {
-    co_return InvalidArgument("no messages in the request");
-  }
+  XB_RETURN_IF_ERROR_CO(RequirePresent(request, kMessages, "no messages in the request"));
   std::optional<std::string> wrapped = WelcomesAsPublish(request);
   if (!wrapped) {
     co_return InvalidArgument("request is malformed");
@@ -70,13 +71,8 @@ asio::awaitable<Result<Empty>> SendWelcomeMessages(const ApiContext& ctx, std::s
 asio::awaitable<Result<v1::PublishResponse>> PublishKeyPackage(const ApiContext& ctx,
                                                                std::string request,
                                                                telemetry::SpanContext parent) {
-  const std::optional<size_t> uploads = validate::CountField(request, kKeyPackageUpload, 1);
-  if (!uploads) {
-    co_return InvalidArgument("request is malformed");
-  }
-  if (*uploads == 0) {
-    co_return InvalidArgument("no key package in the request");
-  }
+  XB_RETURN_IF_ERROR_CO(
+      RequirePresent(request, kKeyPackageUpload, "no key package in the request"));
   const std::optional<std::string_view> upload = LastMessageField(request, kKeyPackageUpload);
   if (!upload) {
     co_return InvalidArgument("request is malformed");

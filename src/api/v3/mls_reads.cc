@@ -24,15 +24,6 @@ using validate::TopicKind;
 
 namespace {
 
-// The topic a V3 identifier names (TOPIC-001); INVALID_ARGUMENT naming the field when its length
-// is not the kind's (TOPIC-003: the bytes are never quoted).
-Result<std::string> TopicOf(TopicKind kind, std::string_view identifier, const char* field) {
-  if (identifier.size() != validate::IdentifierLength(kind)) {
-    return InvalidArgument(std::string(field) + " has the wrong length");
-  }
-  return validate::MakeTopic(kind, identifier);
-}
-
 bool WriteGroupMessage(std::string& out, uint32_t number, const store::StoredEnvelopeView& row) {
   return AppendGroupMessage(out, number, row, /*with_content=*/true);
 }
@@ -138,9 +129,7 @@ asio::awaitable<Status> FetchKeyPackages(const ApiContext& ctx,
         }
         package = *bytes;
       }
-      AppendLengthField(encoded.message, 1, package);
-      if (encoded.message.size() > max_bytes) {
-        encoded.over_budget = true;
+      if (!AppendEntry(encoded, package, max_bytes)) {
         return encoded;
       }
     }
@@ -184,9 +173,7 @@ asio::awaitable<Status> GetNewestGroupMessage(const ApiContext& ctx,
         encoded.invariant = true;
         return encoded;
       }
-      AppendLengthField(encoded.message, 1, response);
-      if (encoded.message.size() > max_bytes) {
-        encoded.over_budget = true;
+      if (!AppendEntry(encoded, response, max_bytes)) {
         return encoded;
       }
     }

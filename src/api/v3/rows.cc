@@ -50,6 +50,23 @@ bool AddShifted(std::string_view message, uint32_t shift, FieldList& out) {
 
 uint64_t Unsigned(int64_t value) { return static_cast<uint64_t>(value); }
 
+// `fields` as field `number` of the enclosing message, or alone (kWholeMessage).
+void AppendMessage(std::string& out, uint32_t number, const FieldList& fields) {
+  if (number == kWholeMessage) {
+    fields.AppendTo(out);
+  } else {
+    fields.AppendAsField(out, number);
+  }
+}
+
+// A message whose one field `inner` (a oneof's member) is `fields`, placed as AppendMessage does.
+void AppendWrapped(std::string& out, uint32_t number, uint32_t inner, const FieldList& fields) {
+  if (number != kWholeMessage) {
+    AppendLengthHeader(out, number, LengthFieldSize(inner, fields.Size()));
+  }
+  fields.AppendAsField(out, inner);
+}
+
 }  // namespace
 
 bool AppendGroupMessage(std::string& out, uint32_t number, const store::StoredEnvelopeView& row,
@@ -68,9 +85,7 @@ bool AppendGroupMessage(std::string& out, uint32_t number, const store::StoredEn
     return false;
   }
   v1.Varint(7, row.is_commit_or_proposal ? 1 : 0);
-  const size_t v1_size = v1.Size();
-  AppendLengthHeader(out, number, LengthFieldSize(1, v1_size));
-  v1.AppendAsField(out, 1);
+  AppendWrapped(out, number, 1, v1);
   return true;
 }
 
@@ -87,8 +102,7 @@ bool AppendWelcomeMessage(std::string& out, uint32_t number, const store::Stored
   if (!AddShifted(version->bytes, 2, message)) {
     return false;
   }
-  AppendLengthHeader(out, number, LengthFieldSize(version->number, message.Size()));
-  message.AppendAsField(out, version->number);
+  AppendWrapped(out, number, version->number, message);
   return true;
 }
 
@@ -99,7 +113,7 @@ bool AppendCommitLogEntry(std::string& out, uint32_t number, const store::Stored
   if (!body || !AddShifted(*body, 1, entry)) {
     return false;
   }
-  entry.AppendAsField(out, number);
+  AppendMessage(out, number, entry);
   return true;
 }
 
@@ -113,7 +127,7 @@ bool AppendIdentityUpdateLog(std::string& out, uint32_t number,
   log.Varint(1, Unsigned(row.sequence_id));
   log.Varint(2, Unsigned(row.server_ns));
   log.Bytes(3, *update);
-  log.AppendAsField(out, number);
+  AppendMessage(out, number, log);
   return true;
 }
 

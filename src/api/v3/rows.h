@@ -3,8 +3,9 @@
 // the stored message's fields renumbered, written without decoding the payload (api/v3/wire.h).
 //
 // Every function appends the message as length-delimited field `number` of the message being
-// built in `out`, and returns false, appending nothing, when the row's payload is not of the kind
-// asked for or not well formed (an invariant failure: Publish stored it canonical).
+// built in `out`, or, with `number` = kWholeMessage, the message alone (a stream response
+// message); it returns false, appending nothing, when the row's payload is not of the kind asked
+// for or not well formed (an invariant failure: Publish stored it canonical).
 //
 // Pure functions; thread-safe; never suspend.
 #pragma once
@@ -17,6 +18,9 @@
 #include "store/store.h"
 
 namespace xb::api::v3 {
+
+// Field number 0 is never a field: the message is written alone.
+inline constexpr uint32_t kWholeMessage = 0;
 
 // xmtp.mls.api.v1.GroupMessage{v1}: id, created_ns, group_id (topic bytes 1..16), then data,
 // sender_hmac and should_push when `with_content`, and is_commit (= is_commit_or_proposal).

@@ -58,10 +58,13 @@ TEST(V3Rows, GroupMessageCarriesTheStoredFieldsAndTheRowsMeta) {
   EXPECT_EQ(message.v1().sender_hmac(), std::string(32, 'h'));
   EXPECT_TRUE(message.v1().should_push());
   EXPECT_TRUE(message.v1().is_commit());
-  // Protobuf writes the same bytes for the same message.
+  // Protobuf writes the same bytes for the same message, as a field or alone.
   mls::QueryGroupMessagesResponse expected;
   *expected.add_messages() = message;
   EXPECT_EQ(out, expected.SerializeAsString());
+  std::string alone;
+  ASSERT_TRUE(AppendGroupMessage(alone, kWholeMessage, store::StoredEnvelopeView::Of(row), true));
+  EXPECT_EQ(alone, message.SerializeAsString());
 }
 
 // verifies: issue 33 (docs/v3-api.md 3.6) — without content only the metadata remains

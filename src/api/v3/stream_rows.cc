@@ -12,19 +12,6 @@ namespace {
 constexpr char kGroupTopic = 0x00;
 constexpr char kWelcomeTopic = 0x01;
 
-// A varint field's value; nullopt when `raw` is not one varint.
-std::optional<uint64_t> VarintValue(std::string_view raw) {
-  uint64_t value = 0;
-  for (size_t i = 0; i < raw.size() && i < 10; ++i) {
-    const auto byte = static_cast<uint8_t>(raw[i]);
-    value |= static_cast<uint64_t>(byte & 0x7f) << (7 * i);
-    if ((byte & 0x80) == 0) {
-      return i + 1 == raw.size() ? std::optional<uint64_t>(value) : std::nullopt;
-    }
-  }
-  return std::nullopt;
-}
-
 // The last occurrence of field `number` of `message` (protobuf's rule for a singular field), as
 // a varint value or length-delimited bytes: nullopt when the message is malformed or the field's
 // wire type is not the one asked; the default (0, empty) when it is absent.
@@ -35,11 +22,10 @@ std::optional<uint64_t> VarintField(std::string_view message, uint32_t number) {
     if (field->number != number) {
       continue;
     }
-    const auto value = field->wire_type == kWireVarint ? VarintValue(field->raw) : std::nullopt;
-    if (!value) {
+    if (field->wire_type != kWireVarint) {
       return std::nullopt;
     }
-    found = *value;
+    found = field->value;
   }
   return reader.ok() ? std::optional<uint64_t>(found) : std::nullopt;
 }
@@ -101,21 +87,14 @@ bool EncodeStreamRow(const store::StoredEnvelopeView& row, std::string* out) {
   if (row.topic.empty()) {
     return false;
   }
-  // rows.h writes the message as field 1 of an enclosing message; a stream response message is
-  // the message itself, so the key and length go again (a move of this one row's bytes).
-  const size_t at = out->size();
-  const bool written = row.topic[0] == kGroupTopic     ? AppendGroupMessage(*out, 1, row, true)
-                       : row.topic[0] == kWelcomeTopic ? AppendWelcomeMessage(*out, 1, row)
-                                                       : false;
-  if (!written) {
-    return false;
+  switch (row.topic[0]) {
+    case kGroupTopic:
+      return AppendGroupMessage(*out, kWholeMessage, row, /*with_content=*/true);
+    case kWelcomeTopic:
+      return AppendWelcomeMessage(*out, kWholeMessage, row);
+    default:
+      return false;
   }
-  size_t head = at + 1;  // the key of field 1 is one byte; the length's varint follows
-  while (head < out->size() && (static_cast<uint8_t>((*out)[head]) & 0x80) != 0) {
-    ++head;
-  }
-  out->erase(at, head + 1 - at);
-  return true;
 }
 
 bool TranscodeStreamRow(std::string_view server_envelope, std::string* out) {

@@ -78,4 +78,18 @@ V3Page AppendV3Page(std::string& out, std::vector<store::StoredEnvelope>& rows,
   return page;
 }
 
+Result<std::string> TopicOf(validate::TopicKind kind, std::string_view identifier,
+                            std::string_view field) {
+  if (identifier.size() != validate::IdentifierLength(kind)) {
+    return InvalidArgument(std::string(field) + " has the wrong length");
+  }
+  return validate::MakeTopic(kind, identifier);
+}
+
+bool AppendEntry(EncodedRead& out, std::string_view entry, uint64_t max_bytes) {
+  AppendLengthField(out.message, 1, entry);
+  out.over_budget = out.message.size() > max_bytes;
+  return !out.over_budget;
+}
+
 }  // namespace xb::api::v3

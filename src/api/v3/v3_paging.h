@@ -1,6 +1,7 @@
-// V3 paging (docs/v3-api.md 2.2), as xmtp-node-go pages: its effective direction and limit, the
-// exclusive id cursor, and the PagingInfo a response carries. And the V3 page itself: stored rows
-// written as V3 messages until the response would pass the byte budget (G2).
+// What the V3 reads share. V3 paging (docs/v3-api.md 2.2), as xmtp-node-go pages: its effective
+// direction and limit, the exclusive id cursor, and the PagingInfo a response carries. The V3 page
+// itself: stored rows written as V3 messages until the response would pass the byte budget (G2).
+// The topic a request's identifier names, and a response's per-position entries under the budget.
 //
 // Pure functions; thread-safe; never suspend.
 #pragma once
@@ -9,9 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "api/encoded_response.h"
 #include "base/status.h"
 #include "mls/api/v1/mls.pb.h"
 #include "store/store.h"
+#include "validate/topic.h"
 
 namespace xb::api::v3 {
 
@@ -45,5 +48,14 @@ struct V3Page {
 V3Page AppendV3Page(std::string& out, std::vector<store::StoredEnvelope>& rows,
                     bool store_over_budget, const V3Paging& paging, RowWriter writer,
                     uint32_t messages_field, uint32_t paging_field, uint64_t max_bytes);
+
+// The topic `identifier` names (TOPIC-001); INVALID_ARGUMENT "<field> has the wrong length" when
+// its length is not the kind's (TOPIC-003: the bytes are never quoted).
+Result<std::string> TopicOf(validate::TopicKind kind, std::string_view identifier,
+                            std::string_view field);
+
+// Appends `entry` as field 1 (the repeated entries of a per-position response) to `out.message`;
+// false, with out.over_budget set, once the message passes `max_bytes` (API-283).
+bool AppendEntry(EncodedRead& out, std::string_view entry, uint64_t max_bytes);
 
 }  // namespace xb::api::v3
