@@ -341,6 +341,8 @@ seed_v3_wire() {
   unhex "0312080a060a016b2a016d" >"$d/welcome_row"
   unhex "042a080a016512030a0173" >"$d/commit_log_row"
   unhex "0522071a05696e626f78" >"$d/identity_row"
+  unhex "060a0e0a0c0a050a010010031201042007" >"$d/subscribe_mutate"
+  unhex "070e0a050801220164" >"$d/subscribe_row"
 }
 # Envelope seeds (src/validate/envelope_fuzz.cc). Byte 0 % 3: 0 ClientEnvelope, 1 GroupMessage
 # data, 2 key_package_tls_serialized.

@@ -1,5 +1,6 @@
 #include "api/request_bounds.h"
 
+#include <span>
 #include <utility>
 
 #include "validate/wire_fields.h"
@@ -30,33 +31,58 @@ rpc::RequestCheck AtMost(uint32_t number, uint64_t max, std::string too_many) {
   };
 }
 
-Status CheckSubscribeFrame(std::string_view frame, uint64_t max_adds, uint64_t max_removes) {
-  constexpr uint32_t kUpdate = 1;   // SubscribeRequest.update
-  constexpr uint32_t kAdds = 2;     // Update.adds
-  constexpr uint32_t kRemoves = 3;  // Update.removes
-  uint64_t adds = 0;
-  uint64_t removes = 0;
-  validate::WireFieldReader fields(frame);
-  while (auto field = fields.Next()) {
-    if (field->number != kUpdate || field->wire_type != 2) {
-      continue;
-    }
-    validate::WireFieldReader update(field->bytes);
-    while (auto inner = update.Next()) {
-      adds += inner->number == kAdds ? 1 : 0;
-      removes += inner->number == kRemoves ? 1 : 0;
-      if (adds > max_adds) {
+namespace {
+
+// Counts fields `adds` and `removes` of every occurrence of the message at `path` (field numbers
+// from the top; occurrences merge when parsed, so all of them count) against their bounds.
+class FrameCounter {
+ public:
+  FrameCounter(uint64_t max_adds, uint64_t max_removes)
+      : max_adds_(max_adds), max_removes_(max_removes) {}
+
+  Status Count(std::string_view message, std::span<const uint32_t> path, uint32_t adds_field,
+               uint32_t removes_field) {
+    validate::WireFieldReader fields(message);
+    while (auto field = fields.Next()) {
+      if (!path.empty()) {
+        if (field->number == path.front() && field->wire_type == 2) {
+          XB_RETURN_IF_ERROR(Count(field->bytes, path.subspan(1), adds_field, removes_field));
+        }
+        continue;
+      }
+      adds_ += field->number == adds_field ? 1 : 0;
+      removes_ += field->number == removes_field ? 1 : 0;
+      if (adds_ > max_adds_) {
         return InvalidArgument("too many adds in one update");
       }
-      if (removes > max_removes) {
+      if (removes_ > max_removes_) {
         return InvalidArgument("too many removes in one update");
       }
     }
-    if (!update.ok()) {
-      return Malformed();
-    }
+    return fields.ok() ? Status::Ok() : Malformed();
   }
-  return fields.ok() ? Status::Ok() : Malformed();
+
+ private:
+  const uint64_t max_adds_;
+  const uint64_t max_removes_;
+  uint64_t adds_ = 0;
+  uint64_t removes_ = 0;
+};
+
+}  // namespace
+
+Status CheckSubscribeFrame(std::string_view frame, uint64_t max_adds, uint64_t max_removes) {
+  constexpr uint32_t kUpdate[] = {1};  // SubscribeRequest.update
+  constexpr uint32_t kAdds = 2;        // Update.adds
+  constexpr uint32_t kRemoves = 3;     // Update.removes
+  return FrameCounter(max_adds, max_removes).Count(frame, kUpdate, kAdds, kRemoves);
+}
+
+Status CheckMutateFrame(std::string_view frame, uint64_t max_adds, uint64_t max_removes) {
+  constexpr uint32_t kMutate[] = {1, 1};  // SubscribeRequest.v1, V1.mutate
+  constexpr uint32_t kAdds = 1;           // Mutate.adds
+  constexpr uint32_t kRemoves = 2;        // Mutate.removes
+  return FrameCounter(max_adds, max_removes).Count(frame, kMutate, kAdds, kRemoves);
 }
 
 }  // namespace xb::api

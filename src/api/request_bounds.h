@@ -24,4 +24,8 @@ Status CheckAtMost(std::string_view message, uint32_t number, uint64_t max,
 // one, so they are counted over all of them) against their bounds.
 Status CheckSubscribeFrame(std::string_view frame, uint64_t max_adds, uint64_t max_removes);
 
+// The same for an xmtp.mls.api.v1 SubscribeRequest frame (XIP-83): its v1.mutate's adds and
+// removes.
+Status CheckMutateFrame(std::string_view frame, uint64_t max_adds, uint64_t max_removes);
+
 }  // namespace xb::api

@@ -6,6 +6,7 @@
 #include "api/envelope_codec.h"
 #include "api/request_bounds.h"
 #include "api/static_stream.h"
+#include "api/stream_liveness.h"
 #include "base/token_bucket.h"
 #include "fanout/stream_session.h"
 #include "validate/topic.h"
@@ -57,8 +58,7 @@ class BidiStream {
                  fanout::StreamWire::Messages(kBidiMessagesField), telemetry::StreamKind::kBidi),
         update_bucket_(ctx.limits.max_update_frames_per_second, ctx.limits.max_update_burst),
         ping_bucket_(ctx.limits.max_ping_frames_per_second, ctx.limits.max_ping_burst),
-        keepalive_(std::chrono::milliseconds(ctx.stream_settings.keepalive_interval_ms)),
-        pong_wait_(std::chrono::milliseconds(ctx.stream_settings.max_pong_wait_ms)) {}
+        liveness_(ctx) {}
 
   asio::awaitable<void> Run() {
     if (!session_.Open()) {
@@ -90,27 +90,21 @@ class BidiStream {
       if (ending || call_->ended()) {
         continue;
       }
-      const auto now = Clock::now();
-      // implements: API-257
-      if (outstanding_ping_ && now >= pong_deadline_) {
-        ending = Ending{Status(StatusCode::kDeadlineExceeded, "no Pong for the backend's Ping"),
-                        StreamEndReason::kKeepalive};
+      StreamLiveness::Due due = liveness_.Check(Clock::now(), session_.last_frame_at());
+      if (due.ending) {
+        ending = std::move(due.ending);
         continue;
       }
-      // implements: API-255 (never two backend Pings outstanding)
-      if (!outstanding_ping_ && now - session_.last_frame_at() >= keepalive_) {
+      if (due.ping) {
         v1::SubscribeResponse ping;
-        ping.mutable_ping()->set_nonce(++nonce_);
-        outstanding_ping_ = nonce_;
-        pong_deadline_ = now + pong_wait_;
+        ping.mutable_ping()->set_nonce(*due.ping);
         ending = Control(ping, telemetry::FrameSent::kPing);
         continue;
       }
       if (session_.ready_for_more()) {
         continue;
       }
-      auto until = outstanding_ping_ ? pong_deadline_ : session_.last_frame_at() + keepalive_;
-      co_await call_->WaitEvent(until);
+      co_await call_->WaitEvent(liveness_.NextAt(session_.last_frame_at()));
     }
     EndStream(*call_, std::move(*ending), *ctx_.metrics);
   }
@@ -160,9 +154,7 @@ class BidiStream {
       case v1::SubscribeRequest::kPong:
         sm.frames_received.Inc(telemetry::FrameReceived::kPong);
         // A Pong matching nothing is ignored; Pong consumes no bucket (API-258).
-        if (outstanding_ping_ && request.pong().nonce() == *outstanding_ping_) {
-          outstanding_ping_.reset();
-        }
+        liveness_.OnPong(request.pong().nonce());
         co_return std::nullopt;
       case v1::SubscribeRequest::REQUEST_NOT_SET:
         break;
@@ -252,12 +244,8 @@ class BidiStream {
   fanout::StreamSession session_;
   TokenBucket update_bucket_;
   TokenBucket ping_bucket_;
-  const Clock::duration keepalive_;
-  const Clock::duration pong_wait_;
+  StreamLiveness liveness_;
   uint64_t last_update_id_ = 0;
-  uint64_t nonce_ = 0;
-  std::optional<uint64_t> outstanding_ping_;
-  Clock::time_point pong_deadline_{};
 };
 
 asio::awaitable<void> Subscribe(const ApiContext& ctx, std::shared_ptr<rpc::Call> call) {

@@ -8,6 +8,7 @@
 // sessions share `encoded`.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -45,6 +46,21 @@ struct DeliveryRow {
 };
 
 using RowPtr = std::shared_ptr<const DeliveryRow>;
+
+// The bytes an XIP-83 stream puts around a row's V3 encoding to make it a response message of its
+// own (docs/v3-api.md 4.3): its nesting, the field of its kind and the lane it belongs to.
+struct RowFraming {
+  static constexpr size_t kMaxHead = 40;
+  static constexpr size_t kMaxTail = 12;
+  char head[kMaxHead];
+  uint8_t head_size = 0;
+  char tail[kMaxTail];
+  uint8_t tail_size = 0;
+  size_t size() const { return size_t{head_size} + tail_size; }
+};
+// Fills `out` for a row of `topic` whose encoding is `row_bytes` long, in lane `lane` (a wave's
+// mutate_id, 0 for live rows). A plain function; thread-safe.
+using RowWrap = void (*)(std::string_view topic, size_t row_bytes, uint64_t lane, RowFraming* out);
 
 // Appends a stored row's encoding (the ServerEnvelope bytes for xmtp.backend.v1 streams) to
 // `encoded`; false when the row breaks an invariant. Supplied by api/ (the wire schema lives

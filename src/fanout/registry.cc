@@ -102,6 +102,21 @@ bool Registry::TrySwitchLive(Registration& reg) {
   return reg.live;
 }
 
+bool Registry::TrySwitchLiveAll(const std::vector<RegistrationPtr>& regs) {
+  std::lock_guard lock(mu_);
+  for (const RegistrationPtr& reg : regs) {
+    if (reg->active && reg->needed > reg->floor) {
+      return false;
+    }
+  }
+  for (const RegistrationPtr& reg : regs) {
+    if (reg->active && !reg->history_only) {
+      reg->live = true;
+    }
+  }
+  return true;
+}
+
 void Registry::Drain(SessionState& session, std::vector<LiveItem>* live,
                      std::optional<Ending>* failure) {
   std::lock_guard lock(mu_);

@@ -39,6 +39,10 @@ struct Registration {
 
   bool active = true;     // false once removed: its pending rows are dropped (ARC-074)
   bool in_queue = false;  // in the session's catch-up queue
+  // XIP-83 waves (session executor only): caught up but never live; the id of the topic's first
+  // row above `floor` once a read saw it, else 0 (fanout/wave_merge.h).
+  bool history_only = false;
+  int64_t peek = 0;
   // Session executor only: rows at or below are discarded; raised when a row is queued (ARC-075).
   int64_t floor;
   const std::string topic;
@@ -134,6 +138,9 @@ class Registry {
   // Switches `reg` to live when its floor reached `needed`, atomically with respect to dispatch
   // (STORE.md 5.5). Returns true when it is live now.
   bool TrySwitchLive(Registration& reg);
+  // The same for a whole XIP-83 wave, at once: true when every active registration's floor
+  // reached its `needed`; then those not history only are live. Nothing changes otherwise.
+  bool TrySwitchLiveAll(const std::vector<RegistrationPtr>& regs);
 
   // Takes what the tailer left for the session.
   void Drain(SessionState& session, std::vector<LiveItem>* live, std::optional<Ending>* failure);

@@ -7,36 +7,14 @@
 #include <utility>
 
 #include "fanout/messages_frame.h"
-#include "store/catch_up_cutoff.h"
+#include "fanout/session_endings.h"
+#include "fanout/wave_read.h"
 
 namespace xb::fanout {
 
 namespace asio = boost::asio;
 
 namespace {
-
-Ending DatabaseFailure() {
-  return Ending{Status(StatusCode::kUnavailable, "stream history could not be read; reconnect"),
-                telemetry::StreamEndReason::kDatabase};
-}
-
-// A live row whose second encoding cannot be built: as a catch-up row that does not encode.
-Ending Undecodable(telemetry::Metrics& metrics) {
-  metrics.db().errors.Inc(telemetry::DbErrorKind::kInvariant);
-  return DatabaseFailure();
-}
-
-Ending TooLarge() {
-  return Ending{
-      Status(StatusCode::kResourceExhausted, "a stored envelope does not fit in a stream frame"),
-      telemetry::StreamEndReason::kCapacity};
-}
-
-Ending Backpressure() {
-  return Ending{Status(StatusCode::kResourceExhausted,
-                       "the stream's output is full: the client is not reading"),
-                telemetry::StreamEndReason::kBackpressure};
-}
 
 // Marks the session busy while an Add or a Pump runs, suspensions included.
 class BusyScope {
@@ -49,214 +27,6 @@ class BusyScope {
  private:
   bool& busy_;
 };
-
-}  // namespace
-
-// A catch-up wave's rows: encoded on the DB pool thread into one buffer (one allocation per wave,
-// not per row), or rows of history cache chunks the wave holds. Declared in the header (the
-// session's wave steps take one), so not in the anonymous namespace.
-struct WaveRow {
-  int64_t sequence_id = 0;
-  size_t offset = 0;
-  size_t size = 0;
-  int32_t chunk = -1;  // index into Wave::chunks; -1: in Wave::bytes
-};
-struct Wave {
-  std::string bytes;
-  std::vector<HistoryChunkPtr> chunks;
-  std::vector<std::vector<WaveRow>> per_range;
-  std::string_view Encoded(const WaveRow& row) const {
-    const std::string& from = row.chunk < 0 ? bytes : chunks[row.chunk]->bytes;
-    return std::string_view(from).substr(row.offset, row.size);
-  }
-};
-
-namespace {
-
-using WaveResult = std::variant<Wave, store::StoreError>;
-
-// A wave reserves its byte budget (capped) up front, plus room for the rows' framing: reserved
-// pages that are never written cost no memory.
-constexpr uint64_t kMaxWaveReserve = 8u << 20;
-constexpr uint64_t kWaveReserveSlack = 64u << 10;
-
-// Serves a wave from the history cache when every range has cached rows right after its floor,
-// admitted by rounds under the byte budget as the store admits its rows (AdmitByRounds). Follows
-// a range into the next cached chunk where one continues another. Where the cache ends before a
-// range's target, no range gets more rounds than that one has (API-261: the store would have
-// given it a row in each round). False, with `out` untouched, when some range has none: the wave
-// then reads the store.
-bool ServeFromCache(HistoryCache& cache, const std::vector<store::CatchUpRange>& ranges,
-                    uint32_t per_range, uint64_t budget, Wave& out) {
-  std::vector<HistoryChunkPtr> chunks;
-  std::vector<std::vector<WaveRow>> candidates(ranges.size());
-  std::vector<std::vector<uint64_t>> sizes(ranges.size());
-  size_t rounds = SIZE_MAX;  // the fewest rows of a range whose cached rows end before its target
-  for (size_t r = 0; r < ranges.size(); ++r) {
-    const store::CatchUpRange& range = ranges[r];
-    int64_t after = range.after;
-    uint64_t cost = 0;  // a range alone never gets more than the budget: stop collecting there
-    bool more = true;
-    while (more && after < range.through) {
-      HistoryChunkPtr chunk = cache.Find(range.topic, after);
-      if (chunk == nullptr) {
-        rounds = std::min(rounds, candidates[r].size());
-        break;
-      }
-      const auto index = static_cast<int32_t>(chunks.size());
-      auto it =
-          std::upper_bound(chunk->rows.begin(), chunk->rows.end(), after,
-                           [](int64_t id, const HistoryRow& row) { return id < row.sequence_id; });
-      for (; it != chunk->rows.end(); ++it) {
-        if (it->sequence_id > range.through || candidates[r].size() >= per_range || cost > budget) {
-          more = false;
-          break;
-        }
-        candidates[r].push_back(WaveRow{it->sequence_id, it->offset, it->size, index});
-        sizes[r].push_back(it->size);
-        cost += it->size + store::kRowOverheadBytes;
-      }
-      after = chunk->last;
-      chunks.push_back(std::move(chunk));
-    }
-    if (candidates[r].empty()) {
-      return false;
-    }
-  }
-  for (size_t r = 0; r < ranges.size(); ++r) {
-    if (sizes[r].size() > rounds) {
-      sizes[r].resize(rounds);
-    }
-  }
-  const std::vector<size_t> admitted = store::AdmitByRounds(sizes, budget);
-  out.chunks = std::move(chunks);
-  out.per_range.resize(ranges.size());
-  for (size_t r = 0; r < ranges.size(); ++r) {
-    candidates[r].resize(admitted[r]);
-    out.per_range[r] = std::move(candidates[r]);
-  }
-  return true;
-}
-
-// Keeps each range's rows of a wave read from the store as a history cache chunk: they are all
-// of the topic's rows after the range's floor up to the last of them (see history_cache.h).
-void RememberWave(HistoryCache& cache, const std::vector<store::CatchUpRange>& ranges,
-                  const Wave& wave) {
-  for (size_t r = 0; r < ranges.size() && r < wave.per_range.size(); ++r) {
-    const std::vector<WaveRow>& rows = wave.per_range[r];
-    if (rows.empty()) {
-      continue;
-    }
-    auto chunk = std::make_shared<HistoryChunk>();
-    chunk->topic = ranges[r].topic;
-    chunk->after = ranges[r].after;
-    chunk->last = rows.back().sequence_id;
-    size_t total = 0;
-    for (const WaveRow& row : rows) {
-      total += row.size;
-    }
-    chunk->bytes.reserve(total);
-    chunk->rows.reserve(rows.size());
-    for (const WaveRow& row : rows) {
-      chunk->rows.push_back(HistoryRow{row.sequence_id, chunk->bytes.size(), row.size});
-      chunk->bytes.append(wave.Encoded(row));
-    }
-    cache.Insert(std::move(chunk));
-  }
-}
-
-// What one wave reads, handed by value to the DB pool thread.
-struct WaveRead {
-  store::Store* store = nullptr;
-  RowEncoder encoder;
-  WaveBuffers* buffers = nullptr;   // nullptr: the wave allocates its own buffer
-  HistoryCache* history = nullptr;  // nullptr: the wave reads the store
-  std::vector<store::CatchUpRange> ranges;
-  uint32_t per_range = 0;    // rows per range, at most
-  uint64_t budget = 0;       // bytes the stream may queue now
-  uint64_t read_budget = 0;  // bytes a read from the store takes (at least `budget`)
-};
-
-// Reads the wave's ranges from the store into `out`. Rows are encoded as the engine hands them
-// over, straight from its buffers. The wave's size is not known ahead: room for the budget is
-// reserved, and only what is written is touched.
-std::optional<store::StoreError> ReadFromStore(const WaveRead& read, Wave& out) {
-  if (read.buffers != nullptr) {
-    out.bytes = read.buffers->Take();
-  }
-  out.bytes.reserve(std::min<uint64_t>(read.read_budget, kMaxWaveReserve) + kWaveReserveSlack);
-  out.per_range.resize(read.ranges.size());
-  bool encoded = true;
-  std::optional<store::StoreError> error =
-      read.store->VisitCatchUp(read.ranges, read.per_range, read.read_budget,
-                               [&](size_t range, const store::StoredEnvelopeView& row) {
-                                 WaveRow w;
-                                 w.sequence_id = row.sequence_id;
-                                 w.offset = out.bytes.size();
-                                 if (!read.encoder(row, &out.bytes)) {
-                                   encoded = false;
-                                   return false;
-                                 }
-                                 w.size = out.bytes.size() - w.offset;
-                                 out.per_range[range].push_back(w);
-                                 return true;
-                               });
-  if (error) {
-    return error;
-  }
-  if (!encoded) {
-    store::StoreError invariant;
-    invariant.kind = store::ErrorKind::kInvariant;
-    invariant.message = "a stored envelope does not decode";
-    return invariant;
-  }
-  return std::nullopt;
-}
-
-// The wave job, on a DB pool thread: from the history cache where it holds the rows, else from
-// the store (the rows read are then remembered in the cache).
-WaveResult ReadWave(const WaveRead& read) {
-  Wave out;
-  if (read.history != nullptr &&
-      ServeFromCache(*read.history, read.ranges, read.per_range, read.budget, out)) {
-    return out;
-  }
-  if (std::optional<store::StoreError> error = ReadFromStore(read, out)) {
-    return *std::move(error);
-  }
-  if (read.history != nullptr) {
-    RememberWave(*read.history, read.ranges, out);
-    // The stream takes its budget's worth from the cache now and the rest in its next waves.
-    Wave served;
-    if (read.read_budget > read.budget &&
-        ServeFromCache(*read.history, read.ranges, read.per_range, read.budget, served)) {
-      if (read.buffers != nullptr) {
-        read.buffers->Give(std::move(out.bytes));
-      }
-      return served;
-    }
-  }
-  return out;
-}
-
-// STORE.md 5.5: a range (floor, needed] with no row although its head exists is a failure; but
-// where the byte cutoff was possibly reached, an empty range is not evidence of a lost row.
-bool LostARow(const Wave& fetched, const std::vector<RegistrationPtr>& wave, uint64_t budget,
-              size_t max_envelope_bytes) {
-  uint64_t fetched_bytes = 0;
-  for (const auto& rows : fetched.per_range) {
-    for (const auto& row : rows) {
-      fetched_bytes += row.size + 256;
-    }
-  }
-  const bool maybe_cut = fetched_bytes + max_envelope_bytes + 512 > budget;
-  for (size_t i = 0; i < wave.size(); ++i) {
-    if (fetched.per_range[i].empty() && wave[i]->active && !maybe_cut) {
-      return true;
-    }
-  }
-  return false;
-}
 
 }  // namespace
 
@@ -302,15 +72,21 @@ bool StreamSession::Open() {
 }
 
 asio::awaitable<std::variant<std::vector<CatchupTargetOut>, Ending>> StreamSession::Add(
-    const std::vector<store::TopicCursor>& adds) {
+    const std::vector<store::TopicCursor>& adds, std::optional<WaveTag> wave) {
   BusyScope busy(busy_);
   std::vector<RegistrationPtr> added;
   std::vector<std::string> topics;
   for (const auto& add : adds) {
-    if (by_topic_.contains(add.topic)) {
-      continue;  // API-253: an already registered topic is left untouched
+    if (auto it = by_topic_.find(add.topic); it != by_topic_.end()) {
+      // API-253: an already registered topic is left untouched (but a live add of an XIP-83
+      // topic still catching up history-only keeps it registered).
+      if (wave && !wave->history_only) {
+        it->second->history_only = false;
+      }
+      continue;
     }
     added.push_back(std::make_shared<Registration>(add.topic, add.after, state_.get()));
+    added.back()->history_only = wave && wave->history_only;
     topics.push_back(add.topic);
   }
   std::vector<CatchupTargetOut> targets;
@@ -343,7 +119,12 @@ asio::awaitable<std::variant<std::vector<CatchupTargetOut>, Ending>> StreamSessi
   for (size_t i = 0; i < added.size(); ++i) {
     targets.push_back(CatchupTargetOut{added[i]->topic, values[i]});
     added[i]->in_queue = true;
-    catch_up_.push_back(added[i]);
+    if (!wave) {
+      catch_up_.push_back(added[i]);
+    }
+  }
+  if (wave) {
+    waves_.push_back(PendingWave{wave->mutate_id, std::move(added)});
   }
   co_return targets;
 }
@@ -437,7 +218,9 @@ std::optional<Ending> StreamSession::DeliverLive(std::vector<LiveItem>& items) {
       return Undecodable(*deps_.metrics);
     }
     const size_t size = bytes->size();
-    if ((wire_.row_per_message() ? size : sizer.SizeAlone(size)) > limits_.frame_bytes) {
+    const size_t framed =
+        wire_.row_per_message() ? size + RowFraming::kMaxHead : sizer.SizeAlone(size);
+    if (framed > limits_.frame_bytes) {
       return TooLarge();
     }
     // The bound counts rows waiting here and bytes the connection has not taken yet.
@@ -506,7 +289,9 @@ void StreamSession::FlushLiveRows(size_t& next) {
     const std::string& bytes = *LiveBytes(*item.row);
     pending_live_bytes_ -= bytes.size();
     // API-253: a registration removed meanwhile sends nothing more.
-    if (item.registration->active) {
+    if (item.registration->active && wire_.waves()) {
+      QueueFramedRow(item.row->topic, bytes, /*lane=*/0, &item.row);
+    } else if (item.registration->active) {
       QueueLiveRow(bytes, item.row);
     }
   }
@@ -536,11 +321,11 @@ bool StreamSession::HasCatchUpRoom() const {
 }
 
 bool StreamSession::ready_for_more() const {
-  return !catch_up_.empty() && HasCatchUpRoom() && (!ticket_ || ticket_->granted());
+  return HasCatchUp() && HasCatchUpRoom() && (!ticket_ || ticket_->granted());
 }
 
 void StreamSession::OnWake() {
-  if (busy_ || !catch_up_.empty() || held_ending_ || call_->ended()) {
+  if (busy_ || HasCatchUp() || held_ending_ || call_->ended()) {
     call_->Notify();
     return;
   }
@@ -578,7 +363,7 @@ asio::awaitable<std::optional<Ending>> StreamSession::Pump() {
       co_return ending;
     }
   }
-  if (catch_up_.empty() || call_->ended()) {
+  if (!HasCatchUp() || call_->ended()) {
     co_return std::nullopt;
   }
   if (!HasCatchUpRoom()) {
@@ -614,7 +399,12 @@ asio::awaitable<std::optional<Ending>> StreamSession::Pump() {
   if (deps_.tracer != nullptr) {
     fetch_span = deps_.tracer->Start(telemetry::Operation::kStreamFetch, call_->trace_parent());
   }
-  auto ending = co_await CatchUpWave();
+  std::optional<Ending> ending;
+  if (wire_.waves()) {
+    ending = co_await WavePass();
+  } else {
+    ending = co_await CatchUpWave();
+  }
   if (ending) {
     fetch_span.SetError();
   }
@@ -623,7 +413,7 @@ asio::awaitable<std::optional<Ending>> StreamSession::Pump() {
     deps_.permits->Release(ticket_);
     ticket_.reset();
   }
-  if (!ending && !catch_up_.empty() && !HasCatchUpRoom()) {
+  if (!ending && HasCatchUp() && !HasCatchUpRoom()) {
     call_->WakeOnRoom();  // the next wave waits for the connection to take this one
   }
   co_return ending;

@@ -10,6 +10,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -87,11 +88,21 @@ struct StreamWire {
     return wire;
   }
 
+  // XIP-83 Subscribe (docs/v3-api.md 4.3): as RowPerMessage, each row wrapped by `wrap` into a
+  // response message that names its lane; catch-up runs as waves (StreamSession::WaveTag).
+  static StreamWire Waves(RowEncoder encoder, RowTranscoder transcoder, RowWrap wrap) {
+    StreamWire wire = RowPerMessage(std::move(encoder), transcoder);
+    wire.wrap = wrap;
+    return wire;
+  }
+
   bool row_per_message() const { return messages_field == 0; }
+  bool waves() const { return wrap != nullptr; }
 
   uint32_t messages_field = 0;  // 0: one row per response message
   RowEncoder encoder;           // row_per_message only
   RowTranscoder transcoder = nullptr;
+  RowWrap wrap = nullptr;  // waves only
 };
 
 // A catch-up wave's rows as read (stream_session.cc).
@@ -115,11 +126,29 @@ class StreamSession {
   // Stream admission (OPS-006): false while stream recovery runs.
   bool Open();
 
+  // An XIP-83 Mutate's adds (StreamWire::Waves): the wave's tag, and whether its topics are
+  // caught up only (no live registration once the wave completes).
+  struct WaveTag {
+    uint64_t mutate_id = 0;
+    bool history_only = false;
+  };
+  // Called when a wave completes: every topic it still has caught up (and live, unless history
+  // only), nothing of it sent afterwards on its lane. Gets the wave's mutate_id and those topics;
+  // returns an ending to fail the stream. Runs inside Pump.
+  using WaveDone = std::function<std::optional<Ending>(uint64_t mutate_id,
+                                                       const std::vector<std::string>& topics)>;
+
   // Registers the topics of `adds` that are not registered yet (callers pass distinct topics),
   // then reads their heads (API-252: targets captured after registration). Returns one target per
-  // newly registered topic, in add order.
+  // newly registered topic, in add order. With `wave` (Waves wire only), the new topics form one
+  // wave, caught up in one merged pass and turned live together; an add of a topic already
+  // registered only lifts a history-only mark when this wave is not history only.
   boost::asio::awaitable<std::variant<std::vector<CatchupTargetOut>, Ending>> Add(
-      const std::vector<store::TopicCursor>& adds);
+      const std::vector<store::TopicCursor>& adds, std::optional<WaveTag> wave = std::nullopt);
+  void SetWaveDone(WaveDone done) { wave_done_ = std::move(done); }
+  // Whether a wave with this mutate_id is still catching up.
+  bool WaveInFlight(uint64_t mutate_id) const;
+  bool waves_in_flight() const { return !waves_.empty(); }
   // Unregisters; no envelope of a removed registration is queued afterwards (API-253).
   void Remove(const std::vector<std::string>& topics);
   bool IsRegistered(const std::string& topic) const { return by_topic_.contains(topic); }
@@ -163,6 +192,19 @@ class StreamSession {
   // The registrations of the next wave, from the front of the queue, each with its range appended
   // to `ranges`; those removed or live meanwhile leave the queue.
   std::vector<RegistrationPtr> TakeWave(std::vector<store::CatchUpRange>& ranges);
+  bool HasCatchUp() const { return !catch_up_.empty() || !waves_.empty(); }
+  // XIP-83 waves (stream_session_waves.cc): one merged pass of the front wave, then its
+  // completion when every topic reached its target.
+  boost::asio::awaitable<std::optional<Ending>> WavePass();
+  // The pass's rows at or below `frontier`, in id order, each a response message of the wave's
+  // lane; floors and known next rows updated.
+  std::optional<Ending> QueueMergedRows(const std::vector<RegistrationPtr>& regs,
+                                        const std::vector<size_t>& chosen, const Wave& fetched,
+                                        int64_t frontier, uint64_t lane);
+  std::optional<Ending> TryFinishWave();
+  // A row as an XIP-83 response message of `lane`: RowFraming around the bytes.
+  void QueueFramedRow(std::string_view topic, std::string_view bytes, uint64_t lane,
+                      const RowPtr* shared);
   // Queues the wave's rows as catch-up frames, raising the floors; the ending if the stream fails.
   std::optional<Ending> QueueWave(const std::vector<RegistrationPtr>& wave, const Wave& fetched);
   // After a queued wave: finished registrations turn live, the others go back to the queue.
@@ -191,6 +233,12 @@ class StreamSession {
 
   std::unordered_map<std::string, RegistrationPtr> by_topic_;
   std::deque<RegistrationPtr> catch_up_;  // registrations not live yet, round-robin order
+  struct PendingWave {
+    uint64_t mutate_id = 0;
+    std::vector<RegistrationPtr> regs;
+  };
+  std::deque<PendingWave> waves_;  // XIP-83 waves not complete yet, oldest first
+  WaveDone wave_done_;
   std::shared_ptr<FetchPermits::Ticket> ticket_;
   Clock::time_point ticket_since_{};
   std::optional<Clock::time_point> room_wait_since_;

@@ -15,6 +15,7 @@
 #include "api/v3/identity_api.h"
 #include "api/v3/mls_api.h"
 #include "api/v3/mls_streams.h"
+#include "api/v3/mls_subscribe.h"
 #include "base/thread_name.h"
 #include "config/config_error.h"
 #include "config/load.h"
@@ -469,6 +470,7 @@ void Server::BuildRouter() {
   api::v3::AddIdentityApi(router_, api_context_);
   api::v3::AddMlsApi(router_, api_context_);
   api::v3::AddMlsStreams(router_, api_context_);
+  api::v3::AddMlsSubscribe(router_, api_context_);
   if (options_.extra_handlers) {
     options_.extra_handlers(router_);
   }

@@ -106,6 +106,9 @@ constexpr std::array<Row, kRpcCount> kRoutes = {{
     {{Rpc::kV3SubscribeWelcomeMessages, "/xmtp.mls.api.v1.MlsApi/SubscribeWelcomeMessages",
       "xmtp.mls.api.v1.MlsApi", "SubscribeWelcomeMessages", "server_stream", false},
      "xmtp.mls.api.v1.MlsApi/SubscribeWelcomeMessages"},
+    {{Rpc::kV3Subscribe, "/xmtp.mls.api.v1.MlsApi/Subscribe", "xmtp.mls.api.v1.MlsApi", "Subscribe",
+      "bidi_stream", false},
+     "xmtp.mls.api.v1.MlsApi/Subscribe"},
     // The table types Health/Watch as unary although it streams; the table is the contract.
     {{Rpc::kHealthCheck, "/grpc.health.v1.Health/Check", "grpc.health.v1.Health", "Check", "unary",
       true},

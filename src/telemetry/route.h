@@ -45,6 +45,7 @@ enum class Rpc : uint8_t {
   kV3GetNewestGroupMessage,
   kV3SubscribeGroupMessages,
   kV3SubscribeWelcomeMessages,
+  kV3Subscribe,
   kHealthCheck,
   kHealthWatch,
   kHealthList,

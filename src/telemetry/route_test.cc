@@ -73,6 +73,7 @@ constexpr Expected kTable[] = {
      "SubscribeGroupMessages", "server_stream"},
     {"/xmtp.mls.api.v1.MlsApi/SubscribeWelcomeMessages", "xmtp.mls.api.v1.MlsApi",
      "SubscribeWelcomeMessages", "server_stream"},
+    {"/xmtp.mls.api.v1.MlsApi/Subscribe", "xmtp.mls.api.v1.MlsApi", "Subscribe", "bidi_stream"},
     {"/grpc.health.v1.Health/Check", "grpc.health.v1.Health", "Check", "unary"},
     {"/grpc.health.v1.Health/Watch", "grpc.health.v1.Health", "Watch", "unary"},
     {"/grpc.health.v1.Health/List", "grpc.health.v1.Health", "List", "unary"},

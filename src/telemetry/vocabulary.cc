@@ -113,6 +113,7 @@ std::optional<Operation> HandlerOperation(Rpc rpc) {
     case Rpc::kSubscribeStatic:
     case Rpc::kV3SubscribeGroupMessages:
     case Rpc::kV3SubscribeWelcomeMessages:
+    case Rpc::kV3Subscribe:
     case Rpc::kV3RevokeInstallation:
     case Rpc::kV3MlsGetIdentityUpdates:
     case Rpc::kHealthCheck:

@@ -99,6 +99,7 @@ enum class Operation : uint8_t {
   kRequestV3GetNewestGroupMessage,
   kRequestV3SubscribeGroupMessages,
   kRequestV3SubscribeWelcomeMessages,
+  kRequestV3Subscribe,
   kRequestHealthCheck,
   kRequestHealthWatch,
   kRequestHealthList,

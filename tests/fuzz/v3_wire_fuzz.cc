@@ -3,11 +3,14 @@
 // rewraps them for Publish, without decoding them first; and stored payloads as api/v3/rows.h
 // writes them as V3 messages.
 //
-// Input layout: byte 0 picks the case (modulo 6); the rest is the bytes:
+// Input layout: byte 0 picks the case (modulo 8); the rest is the bytes:
 //   0  WelcomesAsPublish(request)
 //   1  LastMessageField(request, 1) and OneEnvelopeRequest around it
 //   2..5  a stored row with that payload, written as GroupMessage (with and without content),
 //         WelcomeMessage, CommitLogEntry and IdentityUpdateLog
+//   6  an XIP-83 SubscribeRequest frame: CheckMutateFrame (api/request_bounds.h)
+//   7  a row wrapped by WrapSubscribeRow (api/v3/stream_rows.h): the first byte of the rest picks
+//      the topic kind and the lane, the others are the row
 //
 // Invariants checked:
 //  - no crash, no sanitizer report, whatever the bytes;
@@ -18,14 +21,20 @@
 //    ClientEnvelope (every stored payload does: it is the canonical encoding, API-211) appends
 //    one length-delimited field that decodes as its V3 message, carrying the row's id. Payloads
 //    that do not decode are only written without a crash: the writers copy fields, they do not
-//    validate them.
+//    validate them;
+//  - CheckMutateFrame accepts a frame exactly when it decodes as a SubscribeRequest whose Mutate
+//    has at most 3 adds and 2 removes (the bounds this target passes);
+//  - a wrapped row that decodes as a GroupMessage or WelcomeMessage gives a SubscribeResponse
+//    whose Messages hold that one message under its kind, with the lane as mutate_id.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "api/request_bounds.h"
 #include "api/v3/publish_wrap.h"
 #include "api/v3/rows.h"
+#include "api/v3/stream_rows.h"
 #include "fuzz_input.h"
 #include "identity/api/v1/identity.pb.h"
 #include "mls/api/v1/mls.pb.h"
@@ -131,16 +140,63 @@ void CheckRows(uint8_t which, std::string_view payload) {
   }
 }
 
+void CheckMutateFrame(std::string_view frame) {
+  constexpr uint64_t kMaxAdds = 3;
+  constexpr uint64_t kMaxRemoves = 2;
+  const xb::Status checked = xb::api::CheckMutateFrame(frame, kMaxAdds, kMaxRemoves);
+  mls::SubscribeRequest request;
+  const bool parsed = request.ParseFromArray(frame.data(), static_cast<int>(frame.size()));
+  const auto& mutate = request.v1().mutate();
+  const bool within = parsed && static_cast<uint64_t>(mutate.adds_size()) <= kMaxAdds &&
+                      static_cast<uint64_t>(mutate.removes_size()) <= kMaxRemoves;
+  XB_FUZZ_CHECK(checked.ok() == within || (!checked.ok() && !parsed));
+  if (!checked.ok()) {
+    XB_FUZZ_CHECK(checked.code() == xb::StatusCode::kInvalidArgument);
+  }
+}
+
+void CheckWrappedRow(std::string_view bytes) {
+  if (bytes.empty()) {
+    return;
+  }
+  const bool welcome = (bytes[0] & 1) != 0;
+  const uint64_t lane =
+      static_cast<uint8_t>(bytes[0]) >> 1 == 127 ? UINT64_MAX : static_cast<uint8_t>(bytes[0]) >> 1;
+  const std::string_view row = bytes.substr(1);
+  const std::string topic(1, welcome ? '\x01' : '\x00');
+  xb::fanout::RowFraming framing;
+  v3::WrapSubscribeRow(topic, row.size(), lane, &framing);
+  std::string message(framing.head, framing.head_size);
+  message.append(row);
+  message.append(framing.tail, framing.tail_size);
+  mls::GroupMessage group;
+  mls::WelcomeMessage welcome_message;
+  if (welcome ? !welcome_message.ParseFromArray(row.data(), static_cast<int>(row.size()))
+              : !group.ParseFromArray(row.data(), static_cast<int>(row.size()))) {
+    return;
+  }
+  mls::SubscribeResponse response;
+  XB_FUZZ_CHECK(response.ParseFromString(message));
+  const auto& messages = response.v1().messages();
+  XB_FUZZ_CHECK(messages.mutate_id() == lane);
+  XB_FUZZ_CHECK(messages.group_messages_size() + messages.welcome_messages_size() == 1);
+  XB_FUZZ_CHECK((messages.welcome_messages_size() == 1) == welcome);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   xb::fuzz::Input input(data, size);
-  const uint8_t which = input.Byte() % 6;
+  const uint8_t which = input.Byte() % 8;
   const std::string_view bytes = input.rest();
   if (which == 0) {
     CheckWelcomes(bytes);
   } else if (which == 1) {
     CheckOneEnvelope(bytes);
+  } else if (which == 6) {
+    CheckMutateFrame(bytes);
+  } else if (which == 7) {
+    CheckWrappedRow(bytes);
   } else {
     CheckRows(static_cast<uint8_t>(which - 2), bytes);
   }

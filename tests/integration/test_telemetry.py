@@ -63,6 +63,7 @@ ROUTES = [  # (grpc_service, grpc_method, grpc_type)
     ("xmtp.mls.api.v1.MlsApi", "GetNewestGroupMessage", "unary"),
     ("xmtp.mls.api.v1.MlsApi", "SubscribeGroupMessages", "server_stream"),
     ("xmtp.mls.api.v1.MlsApi", "SubscribeWelcomeMessages", "server_stream"),
+    ("xmtp.mls.api.v1.MlsApi", "Subscribe", "bidi_stream"),
     ("grpc.health.v1.Health", "Check", "unary"),
     ("grpc.health.v1.Health", "Watch", "unary"),
     ("grpc.health.v1.Health", "List", "unary"),

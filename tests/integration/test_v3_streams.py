@@ -67,7 +67,8 @@ def query_rows(ch, topic):
     return list(resp.envelopes)
 
 
-class V3StreamsMixin(S.SharedServer):
+class V3Helpers(S.SharedServer):
+    """What the V3 stream suites share (this one and test_v3_subscribe)."""
 
     def publish_visible(self, ch, envs):
         """Publishes through xmtp.backend.v1 and waits until the stream read copy (the replica,
@@ -92,6 +93,9 @@ class V3StreamsMixin(S.SharedServer):
         self.assertEqual(m.sender_hmac, row.envelope.group_message.sender_hmac)
         self.assertEqual(m.should_push, row.envelope.group_message.should_push)
         self.assertEqual(m.is_commit, row.meta.is_commit_or_proposal)
+
+
+class V3StreamsMixin(V3Helpers):
 
     # verifies: issue 33 (docs/v3-api.md 4.1) — history from cursor 0, then live rows, each one
     # GroupMessage equal to the v1 Query's row (a commit's is_commit too); a row published via

@@ -4,6 +4,7 @@
 
 #include "api/v3/rows.h"
 #include "api/v3/wire.h"
+#include "base/varint.h"
 #include "validate/wire_fields.h"
 
 namespace xb::api::v3 {
@@ -100,6 +101,43 @@ bool EncodeStreamRow(const store::StoredEnvelopeView& row, std::string* out) {
 bool TranscodeStreamRow(std::string_view server_envelope, std::string* out) {
   const auto row = ReadServerEnvelope(server_envelope);
   return row && EncodeStreamRow(*row, out);
+}
+
+}  // namespace xb::api::v3
+
+namespace xb::api::v3 {
+
+namespace {
+
+// Writes a length-delimited field's tag and length at `at`; returns the end.
+char* PutLengthHeader(char* at, uint32_t number, uint64_t length) {
+  *at++ = static_cast<char>((number << 3) | kWireLengthDelimited);
+  return PutVarint(at, length);
+}
+
+}  // namespace
+
+// implements: docs/v3-api.md 4.3 (a frame names its lane: the wave's mutate_id, 0 for live)
+void WrapSubscribeRow(std::string_view topic, size_t row_bytes, uint64_t lane,
+                      fanout::RowFraming* out) {
+  constexpr uint32_t kV1 = 1;             // SubscribeResponse.v1
+  constexpr uint32_t kMessages = 1;       // SubscribeResponse.V1.messages
+  constexpr uint32_t kGroupMessages = 1;  // Messages.group_messages
+  constexpr uint32_t kWelcomes = 2;       // Messages.welcome_messages
+  constexpr uint32_t kMutateId = 3;       // Messages.mutate_id
+  const uint32_t kind = !topic.empty() && topic[0] == kWelcomeTopic ? kWelcomes : kGroupMessages;
+  char* tail = out->tail;
+  if (lane != 0) {
+    *tail++ = static_cast<char>((kMutateId << 3) | kWireVarint);
+    tail = PutVarint(tail, lane);
+  }
+  out->tail_size = static_cast<uint8_t>(tail - out->tail);
+  const size_t messages = LengthFieldSize(kind, row_bytes) + out->tail_size;
+  const size_t v1 = LengthFieldSize(kMessages, messages);
+  char* head = PutLengthHeader(out->head, kV1, v1);
+  head = PutLengthHeader(head, kMessages, messages);
+  head = PutLengthHeader(head, kind, row_bytes);
+  out->head_size = static_cast<uint8_t>(head - out->head);
 }
 
 }  // namespace xb::api::v3

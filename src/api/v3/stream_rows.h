@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "fanout/delivery_row.h"
 #include "store/store.h"
 
 namespace xb::api::v3 {
@@ -24,6 +25,12 @@ bool EncodeStreamRow(const store::StoredEnvelopeView& row, std::string* out);
 
 // The same from the row's ServerEnvelope bytes (fanout::RowTranscoder).
 bool TranscodeStreamRow(std::string_view server_envelope, std::string* out);
+
+// fanout::RowWrap of MlsApi.Subscribe (XIP-83, docs/v3-api.md 4.3): a row as a SubscribeResponse of
+// its own, v1.messages with the row in `group_messages` (a group topic) or `welcome_messages` (a
+// Welcome topic) and `mutate_id` = `lane` (omitted for live rows, lane 0).
+void WrapSubscribeRow(std::string_view topic, size_t row_bytes, uint64_t lane,
+                      fanout::RowFraming* out);
 
 // A ServerEnvelope's fields read in place (the views point into `bytes`); nullopt when the bytes
 // are not a well-formed ServerEnvelope with its meta.

@@ -135,5 +135,43 @@ TEST(V3StreamRows, MalformedServerEnvelopesAreRefused) {
   EXPECT_TRUE(out.empty());
 }
 
+// The response message WrapSubscribeRow makes of `row` (the bytes of a V3 stream row) in `lane`.
+std::string Wrapped(std::string_view topic, const std::string& row, uint64_t lane) {
+  fanout::RowFraming framing;
+  WrapSubscribeRow(topic, row.size(), lane, &framing);
+  return std::string(framing.head, framing.head_size) + row +
+         std::string(framing.tail, framing.tail_size);
+}
+
+// verifies: issue 33 (docs/v3-api.md 4.3) — an XIP-83 row is a SubscribeResponse of its own:
+// v1.messages with the row under its kind's field and the lane as mutate_id (none when live)
+TEST(V3StreamRows, SubscribeRowsAreMessagesOfTheirLane) {
+  for (const size_t size : {size_t{10}, size_t{300}, size_t{70'000}, size_t{3'000'000}}) {
+    for (const uint64_t lane : {uint64_t{0}, uint64_t{1}, uint64_t{300}, UINT64_MAX}) {
+      mls::GroupMessage group;
+      group.mutable_v1()->set_id(7);
+      group.mutable_v1()->set_data(std::string(size, 'g'));
+      mls::SubscribeResponse response;
+      ASSERT_TRUE(response.ParseFromString(
+          Wrapped(std::string(1, '\x00') + std::string(16, 'i'), group.SerializeAsString(), lane)));
+      ASSERT_TRUE(response.v1().has_messages());
+      const auto& messages = response.v1().messages();
+      EXPECT_EQ(messages.mutate_id(), lane);
+      ASSERT_EQ(messages.group_messages_size(), 1);
+      EXPECT_EQ(messages.welcome_messages_size(), 0);
+      EXPECT_EQ(messages.group_messages(0).v1().data().size(), size);
+
+      mls::WelcomeMessage welcome;
+      welcome.mutable_v1()->set_data(std::string(size, 'w'));
+      ASSERT_TRUE(response.ParseFromString(Wrapped(std::string(1, '\x01') + std::string(32, 'k'),
+                                                   welcome.SerializeAsString(), lane)));
+      EXPECT_EQ(response.v1().messages().mutate_id(), lane);
+      ASSERT_EQ(response.v1().messages().welcome_messages_size(), 1);
+      EXPECT_EQ(response.v1().messages().welcome_messages(0).v1().data().size(), size);
+      EXPECT_EQ(response.v1().messages().group_messages_size(), 0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace xb::api::v3
