@@ -50,8 +50,10 @@ class FrameCounter {
         }
         continue;
       }
-      adds_ += field->number == adds_field ? 1 : 0;
-      removes_ += field->number == removes_field ? 1 : 0;
+      // Both are length-delimited: a field of another wire type is an unknown field to protobuf.
+      const bool delimited = field->wire_type == 2;
+      adds_ += delimited && field->number == adds_field ? 1 : 0;
+      removes_ += delimited && field->number == removes_field ? 1 : 0;
       if (adds_ > max_adds_) {
         return InvalidArgument("too many adds in one update");
       }

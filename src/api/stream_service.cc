@@ -7,6 +7,7 @@
 #include "api/request_bounds.h"
 #include "api/static_stream.h"
 #include "api/stream_liveness.h"
+#include "api/update_entries.h"
 #include "base/token_bucket.h"
 #include "fanout/stream_session.h"
 #include "validate/topic.h"
@@ -201,42 +202,17 @@ class BidiStream {
   }
 
   std::optional<Ending> Validate(const v1::SubscribeRequest::Update& update) const {
-    const auto& limits = ctx_.limits;
     if (update.id() == 0 || update.id() <= last_update_id_) {
       return Invalid("update id must be non-zero and greater than the previous one");
     }
-    // Bounds count entries before anything merges (API.md 3.12).
-    if (static_cast<uint64_t>(update.adds_size()) > limits.max_update_adds) {
-      return Invalid("too many adds in one update");
-    }
-    if (static_cast<uint64_t>(update.removes_size()) > limits.max_update_removes) {
-      return Invalid("too many removes in one update");
-    }
-    std::unordered_set<std::string_view> seen;
-    size_t newly = 0;
+    UpdateEntries entries;
     for (const auto& add : update.adds()) {
-      if (Status s = CheckTopicQuery(add); !s.ok()) {
-        return Ending{s, StreamEndReason::kInvalid};
-      }
-      if (!seen.insert(add.topic().topic()).second) {
-        return Invalid("a topic appears more than once in one update");
-      }
-      newly += session_.IsRegistered(add.topic().topic()) ? 0 : 1;
+      entries.adds.emplace_back(add.topic().topic(), add.cursor().sequence_id());
     }
-    size_t leaving = 0;
     for (const auto& topic : update.removes()) {
-      if (Status s = validate::ValidateRequestTopic(topic.topic()); !s.ok()) {
-        return Ending{s, StreamEndReason::kInvalid};
-      }
-      if (!seen.insert(topic.topic()).second) {
-        return Invalid("a topic appears more than once in one update");
-      }
-      leaving += session_.IsRegistered(topic.topic()) ? 1 : 0;
+      entries.removes.push_back(topic.topic());
     }
-    if (session_.registered() + newly - leaving > limits.max_stream_topics) {
-      return Invalid("too many topics registered on one stream");
-    }
-    return std::nullopt;
+    return CheckUpdateEntries(ctx_, session_, entries, validate::ValidateRequestTopic);
   }
 
   const ApiContext& ctx_;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "fanout/registry.h"
+#include "store/store.h"
 #include "telemetry/metrics.h"
 
 namespace xb::fanout {
@@ -15,6 +16,14 @@ inline Ending DatabaseFailure() {
 // A live row whose second encoding cannot be built: as a catch-up row that does not encode.
 inline Ending Undecodable(telemetry::Metrics& metrics) {
   metrics.db().errors.Inc(telemetry::DbErrorKind::kInvariant);
+  return DatabaseFailure();
+}
+
+// A catch-up read that failed; an invariant failure is counted.
+inline Ending ReadFailure(const store::StoreError& error, telemetry::Metrics& metrics) {
+  if (error.kind == store::ErrorKind::kInvariant) {
+    metrics.db().errors.Inc(telemetry::DbErrorKind::kInvariant);
+  }
   return DatabaseFailure();
 }
 

@@ -438,6 +438,25 @@ std::vector<RegistrationPtr> StreamSession::TakeWave(std::vector<store::CatchUpR
   return wave;
 }
 
+WaveRead StreamSession::PlanWaveRead(std::vector<store::CatchUpRange> ranges) const {
+  const size_t queued = call_->pending_body();
+  const uint64_t budget =
+      queued < limits_.catch_up_bytes ? limits_.catch_up_bytes - queued : limits_.frame_bytes;
+  // A wave reads at most turn_topics x turn_rows rows; fewer registrations each read more, so a
+  // lone registration is not throttled to 64 rows per read (fairness comes from interleaving).
+  const uint32_t per_range = std::max<uint32_t>(
+      limits_.turn_rows,
+      static_cast<uint32_t>(uint64_t{limits_.turn_topics} * limits_.turn_rows / ranges.size()));
+  return WaveRead{.store = deps_.store,
+                  .encoder = deps_.encoder,
+                  .buffers = deps_.wave_buffers,
+                  .history = deps_.history,
+                  .ranges = std::move(ranges),
+                  .per_range = per_range,
+                  .budget = budget,
+                  .read_budget = std::max<uint64_t>(budget, limits_.catch_up_read_bytes)};
+}
+
 // implements: API-261 (round-robin waves), STORE.md 7 (catch-up history), ARC-086, ARC-087
 asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
   // The wave: up to turn_topics registrations from the front of the queue.
@@ -446,32 +465,15 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
   if (wave.empty()) {
     co_return std::nullopt;
   }
-  const size_t queued = call_->pending_body();
-  const uint64_t budget =
-      queued < limits_.catch_up_bytes ? limits_.catch_up_bytes - queued : limits_.frame_bytes;
-  // A wave reads at most turn_topics x turn_rows rows; fewer registrations each read more, so a
-  // lone registration is not throttled to 64 rows per read (fairness comes from interleaving).
-  const uint32_t per_range = std::max<uint32_t>(
-      limits_.turn_rows,
-      static_cast<uint32_t>(uint64_t{limits_.turn_topics} * limits_.turn_rows / wave.size()));
-  WaveRead read{.store = deps_.store,
-                .encoder = deps_.encoder,
-                .buffers = deps_.wave_buffers,
-                .history = deps_.history,
-                .ranges = std::move(ranges),
-                .per_range = per_range,
-                .budget = budget,
-                .read_budget = std::max<uint64_t>(budget, limits_.catch_up_read_bytes)};
+  WaveRead read = PlanWaveRead(std::move(ranges));
+  const uint64_t budget = read.budget;
   auto job = [read = std::move(read)]() -> WaveResult { return ReadWave(read); };
   auto result = co_await deps_.db->Run(std::move(job));
   if (call_->ended()) {
     co_return std::nullopt;
   }
   if (auto* error = std::get_if<store::StoreError>(&result)) {
-    if (error->kind == store::ErrorKind::kInvariant) {
-      deps_.metrics->db().errors.Inc(telemetry::DbErrorKind::kInvariant);
-    }
-    co_return DatabaseFailure();
+    co_return ReadFailure(*error, *deps_.metrics);
   }
   Wave& fetched = std::get<Wave>(result);
   if (fetched.per_range.size() != wave.size() ||

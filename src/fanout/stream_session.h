@@ -105,8 +105,9 @@ struct StreamWire {
   RowWrap wrap = nullptr;  // waves only
 };
 
-// A catch-up wave's rows as read (stream_session.cc).
+// A catch-up wave's rows as read, and what one wave reads (fanout/wave_read.h).
 struct Wave;
+struct WaveRead;
 
 struct CatchupTargetOut {
   std::string topic;
@@ -193,6 +194,8 @@ class StreamSession {
   // to `ranges`; those removed or live meanwhile leave the queue.
   std::vector<RegistrationPtr> TakeWave(std::vector<store::CatchUpRange>& ranges);
   bool HasCatchUp() const { return !catch_up_.empty() || !waves_.empty(); }
+  // A wave read of `ranges` under the stream's catch-up budget (what may be queued now).
+  WaveRead PlanWaveRead(std::vector<store::CatchUpRange> ranges) const;
   // XIP-83 waves (stream_session_waves.cc): one merged pass of the front wave, then its
   // completion when every topic reached its target.
   boost::asio::awaitable<std::optional<Ending>> WavePass();

@@ -36,13 +36,6 @@ std::vector<WaveTopicState> StatesOf(Registry& registry, const std::vector<Regis
   return states;
 }
 
-Ending ReadFailure(const store::StoreError& error, telemetry::Metrics& metrics) {
-  if (error.kind == store::ErrorKind::kInvariant) {
-    metrics.db().errors.Inc(telemetry::DbErrorKind::kInvariant);
-  }
-  return DatabaseFailure();
-}
-
 }  // namespace
 
 // implements: docs/v3-api.md 4.3 (G10: one merged ascending-id pass per wave, folded rows
@@ -61,20 +54,8 @@ asio::awaitable<std::optional<Ending>> StreamSession::WavePass() {
     ranges.push_back(store::CatchUpRange{regs[i]->topic, regs[i]->floor, states[i].needed});
     read_regs.push_back(regs[i]);
   }
-  const size_t queued = call_->pending_body();
-  const uint64_t budget =
-      queued < limits_.catch_up_bytes ? limits_.catch_up_bytes - queued : limits_.frame_bytes;
-  const uint32_t per_range = std::max<uint32_t>(
-      limits_.turn_rows,
-      static_cast<uint32_t>(uint64_t{limits_.turn_topics} * limits_.turn_rows / chosen.size()));
-  WaveRead read{.store = deps_.store,
-                .encoder = deps_.encoder,
-                .buffers = deps_.wave_buffers,
-                .history = nullptr,
-                .ranges = ranges,
-                .per_range = per_range,
-                .budget = budget,
-                .read_budget = std::max<uint64_t>(budget, limits_.catch_up_read_bytes)};
+  WaveRead read = PlanWaveRead(ranges);
+  const uint64_t budget = read.budget;
   auto job = [read = std::move(read)]() -> WaveResult { return ReadWave(read); };
   auto result = co_await deps_.db->Run(std::move(job));
   if (call_->ended()) {

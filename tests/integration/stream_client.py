@@ -159,15 +159,14 @@ class _Stream:
         self.call.cancel()
 
 
-class Bidi(_Stream):
-    """One Subscribe stream. `send` takes a SubscribeRequest or raw bytes; `close` half-closes."""
+class BidiStream(_Stream):
+    """A bidirectional stream of `path`: `send` takes a request message or raw bytes; `close`
+    half-closes."""
 
-    def __init__(self, channel, metadata=None):
+    def __init__(self, channel, path, response_type, metadata=None):
         self._requests = queue.Queue()
-        self._closed = threading.Event()
-        method = channel.stream_stream(
-            SUBSCRIBE, request_serializer=_serialize,
-            response_deserializer=backend_pb2.SubscribeResponse.FromString)
+        method = channel.stream_stream(path, request_serializer=_serialize,
+                                       response_deserializer=response_type.FromString)
         super().__init__(method(self._request_iterator(), metadata=metadata))
 
     def _request_iterator(self):
@@ -185,6 +184,17 @@ class Bidi(_Stream):
     def send(self, request):
         self._requests.put(request)
 
+    def close(self):
+        """Half-closes the request side."""
+        self._requests.put(None)
+
+
+class Bidi(BidiStream):
+    """One xmtp.backend.v1 Subscribe stream."""
+
+    def __init__(self, channel, metadata=None):
+        super().__init__(channel, SUBSCRIBE, backend_pb2.SubscribeResponse, metadata)
+
     def update(self, update_id, adds=(), removes=()):
         """Sends Update{id, adds: [(topic, cursor)], removes: [topic]}."""
         req = backend_pb2.SubscribeRequest()
@@ -201,10 +211,6 @@ class Bidi(_Stream):
 
     def pong(self, nonce):
         self.send(backend_pb2.SubscribeRequest(pong=backend_pb2.Pong(nonce=nonce)))
-
-    def close(self):
-        """Half-closes the request side."""
-        self._requests.put(None)
 
     def started(self, test):
         f = self.frame()

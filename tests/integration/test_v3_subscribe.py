@@ -6,16 +6,17 @@ removes and re-adds; the history-only sync that ends OK once the client half-clo
 bad Mutates fail the stream INVALID_ARGUMENT. Rows equal what an xmtp.backend.v1 Query returns.
 On SQLite and, with XB_PG_PRIMARY set, on PostgreSQL with its replica.
 """
+import http.client
 import os
-import queue
-import threading
 import unittest
 
 import grpc
 
 import envelopes as E
+import harness
 import stream_client as S
 from mls.api.v1 import mls_pb2
+from test_stream_lifecycle import GrpcWebFrames
 from test_v3_streams import V3Helpers, query_rows
 
 SUBSCRIBE = "/xmtp.mls.api.v1.MlsApi/Subscribe"
@@ -24,37 +25,16 @@ Request = mls_pb2.SubscribeRequest
 Mutate = mls_pb2.SubscribeRequest.V1.Mutate
 
 
-class Xip83(S._Stream):
-    """One MlsApi.Subscribe stream; frames are SubscribeResponse.V1 messages (or Ended)."""
+class Xip83(S.BidiStream):
+    """One MlsApi.Subscribe stream; frames are SubscribeResponse messages (or Ended)."""
 
     def __init__(self, channel):
-        self._requests = queue.Queue()
-        method = channel.stream_stream(SUBSCRIBE, request_serializer=S._serialize,
-                                       response_deserializer=mls_pb2.SubscribeResponse.FromString)
-        super().__init__(method(self._request_iterator()))
-
-    def _request_iterator(self):
-        while True:
-            try:
-                item = self._requests.get(timeout=0.2)
-            except queue.Empty:
-                if self.call.done():
-                    return
-                continue
-            if item is None:
-                return
-            yield item
-
-    def send(self, request):
-        self._requests.put(request)
+        super().__init__(channel, SUBSCRIBE, mls_pb2.SubscribeResponse)
 
     def mutate(self, mutate_id, adds=(), removes=(), history_only=False):
         m = Mutate(mutate_id=mutate_id, history_only=history_only, removes=list(removes),
                    adds=[Mutate.Subscription(topic=t, id_cursor=c) for t, c in adds])
         self.send(Request(v1=Request.V1(mutate=m)))
-
-    def close(self):
-        self._requests.put(None)
 
     def v1(self, timeout=None):
         f = self.frame(timeout)
@@ -211,6 +191,37 @@ class SubscribeMixin(V3Helpers):
             rows, _ = stream.wave(self, 4)
             self.assertEqual([row_id(r) for r in rows], ids)
             self.assertEqual(stream.until_end()[0].code, grpc.StatusCode.OK)
+
+    # verifies: issue 33 (docs/v3-api.md 4.3) — the history-only sync over gRPC-Web (HTTP/1.1:
+    # the request is whole, so half-closed, before the response starts): Started, the wave,
+    # TopicsLive, CatchupComplete, then the stream ends OK
+    def test_history_only_sync_over_grpc_web(self):
+        g = os.urandom(16)
+        with self.server.channel() as ch:
+            ids = self.publish_visible(ch, [E.group_message(g, 1, b"%d" % i) for i in range(3)])
+        body = harness.frame(Request(v1=Request.V1(mutate=Mutate(
+            mutate_id=3, history_only=True,
+            adds=[Mutate.Subscription(topic=E.group_topic(g))]))).SerializeToString())
+        conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=S.READ_TIMEOUT)
+        self.addCleanup(conn.close)
+        conn.request("POST", SUBSCRIBE, body=body,
+                     headers={"content-type": "application/grpc-web+proto", "x-grpc-web": "1"})
+        resp = conn.getresponse()
+        self.assertEqual(resp.status, 200)
+        reader = GrpcWebFrames(resp, False)
+        kinds, rows = [], []
+        while True:
+            flag, payload = reader.frame()
+            if flag & 0x80:
+                self.assertIn(b"grpc-status:0", payload.replace(b" ", b""))
+                break
+            f = mls_pb2.SubscribeResponse.FromString(payload).v1
+            kinds.append(f.WhichOneof("response"))
+            if kinds[-1] == "messages":
+                self.assertEqual(f.messages.mutate_id, 3)
+                rows += [m.v1.id for m in f.messages.group_messages]
+        self.assertEqual(kinds, ["started"] + ["messages"] * 3 + ["topics_live", "catchup_complete"])
+        self.assertEqual(rows, ids)
 
     # verifies: issue 33 (docs/v3-api.md 4.3) — a wave larger than one catch-up read (rows of
     # 200 KB across three topics, interleaved) still goes out whole in ascending id, every row once

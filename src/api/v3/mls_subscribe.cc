@@ -1,13 +1,13 @@
 #include "api/v3/mls_subscribe.h"
 
 #include <string>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "api/request_bounds.h"
 #include "api/static_stream.h"
 #include "api/stream_liveness.h"
+#include "api/update_entries.h"
 #include "api/v3/stream_rows.h"
 #include "base/token_bucket.h"
 #include "fanout/stream_session.h"
@@ -29,8 +29,15 @@ Ending Invalid(std::string message) {
   return Ending{InvalidArgument(std::move(message)), StreamEndReason::kInvalid};
 }
 
-// XIP-83 serves group message (0x00) and Welcome (0x01) topics only.
-bool ServedKind(const std::string& topic) { return topic[0] == 0x00 || topic[0] == 0x01; }
+// A valid topic (TOPIC-003) of a kind XIP-83 serves: group messages (0x00) and Welcomes (0x01).
+Status ServedTopic(std::string_view topic) {
+  XB_RETURN_IF_ERROR(validate::ValidateRequestTopic(topic));
+  if (topic[0] != 0x00 && topic[0] != 0x01) {
+    return InvalidArgument(
+        "topic kind is not served by Subscribe: group messages (0x00) and Welcomes (0x01) only");
+  }
+  return Status::Ok();
+}
 
 // The protocol state of one XIP-83 Subscribe stream.
 class WaveStream {
@@ -209,58 +216,18 @@ class WaveStream {
   }
 
   std::optional<Ending> Validate(const Mutate& mutate) const {
-    const auto& limits = ctx_.limits;
     if (mutate.adds_size() > 0 && mutate.mutate_id() == 0) {
       return Invalid("mutate_id must be non-zero when a Mutate adds topics");
     }
     if (mutate.mutate_id() != 0 && session_.WaveInFlight(mutate.mutate_id())) {
       return Invalid("mutate_id names a wave still in flight on this stream");
     }
-    // Bounds count entries before anything merges (API.md 3.12).
-    if (static_cast<uint64_t>(mutate.adds_size()) > limits.max_update_adds) {
-      return Invalid("too many adds in one update");
-    }
-    if (static_cast<uint64_t>(mutate.removes_size()) > limits.max_update_removes) {
-      return Invalid("too many removes in one update");
-    }
-    std::unordered_set<std::string_view> seen;
-    size_t newly = 0;
+    UpdateEntries entries;
     for (const auto& add : mutate.adds()) {
-      if (auto invalid = CheckTopic(add.topic(), seen)) {
-        return invalid;
-      }
-      if (Status s = CheckStreamCursor(add.id_cursor()); !s.ok()) {
-        return Ending{s, StreamEndReason::kInvalid};
-      }
-      newly += session_.IsRegistered(add.topic()) ? 0 : 1;
+      entries.adds.emplace_back(add.topic(), add.id_cursor());
     }
-    size_t leaving = 0;
-    for (const auto& topic : mutate.removes()) {
-      if (auto invalid = CheckTopic(topic, seen)) {
-        return invalid;
-      }
-      leaving += session_.IsRegistered(topic) ? 1 : 0;
-    }
-    if (session_.registered() + newly - leaving > limits.max_stream_topics) {
-      return Invalid("too many topics registered on one stream");
-    }
-    return std::nullopt;
-  }
-
-  // A valid topic of a served kind, named once in the Mutate.
-  static std::optional<Ending> CheckTopic(const std::string& topic,
-                                          std::unordered_set<std::string_view>& seen) {
-    if (Status s = validate::ValidateRequestTopic(topic); !s.ok()) {
-      return Ending{s, StreamEndReason::kInvalid};
-    }
-    if (!ServedKind(topic)) {
-      return Invalid(
-          "topic kind is not served by Subscribe: group messages (0x00) and Welcomes (0x01) only");
-    }
-    if (!seen.insert(topic).second) {
-      return Invalid("a topic appears more than once in one Mutate");
-    }
-    return std::nullopt;
+    entries.removes.assign(mutate.removes().begin(), mutate.removes().end());
+    return CheckUpdateEntries(ctx_, session_, entries, ServedTopic);
   }
 
   const ApiContext& ctx_;
