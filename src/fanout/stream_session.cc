@@ -218,8 +218,8 @@ std::optional<Ending> StreamSession::DeliverLive(std::vector<LiveItem>& items) {
       return Undecodable(*deps_.metrics);
     }
     const size_t size = bytes->size();
-    const size_t framed =
-        wire_.row_per_message() ? size + RowFraming::kMaxHead : sizer.SizeAlone(size);
+    const size_t wrap = wire_.waves() ? RowFraming::kMaxHead + RowFraming::kMaxTail : 0;
+    const size_t framed = wire_.row_per_message() ? size + wrap : sizer.SizeAlone(size);
     if (framed > limits_.frame_bytes) {
       return TooLarge();
     }
