@@ -23,8 +23,10 @@ a temp dir (`Balancer.config_text`, reproduced in docs/cluster.md):
   NOT_SERVING (a drain has begun), an UNAVAILABLE answer, a refused connection or a timeout all
   fail it; `fall 2` failed checks 500 ms apart take the instance out of rotation, `rise 2` bring
   it back.
-- a dead instance's new calls are retried on another (`retry-on conn-failure empty-response`,
-  `option redispatch`); a stream already open on it ends and the client reconnects.
+- a call that could not reach a dead instance is retried on another (`retry-on conn-failure`,
+  `option redispatch`); never a call the instance may have run (`empty-response` would retry a
+  Publish that was stored but not answered, storing it twice). A call or stream cut by the fault
+  ends with an error and the client decides (streams reconnect from their cursors).
 """
 import os
 import socket
@@ -92,7 +94,8 @@ class Balancer:
             "    timeout server 120s\n"
             "    retries 3\n"
             "    option redispatch 1\n"
-            "    retry-on conn-failure empty-response\n"
+            "    # Only a call that never reached an instance: a Publish is not idempotent.\n"
+            "    retry-on conn-failure\n"
             "\n"
             "frontend grpc\n"
             "    bind 127.0.0.1:%(port)d proto h2\n"
