@@ -58,6 +58,15 @@ def free_port():
         return s.getsockname()[1]
 
 
+def _die_with_parent():
+    """In the child before exec: SIGKILL when the test process dies (a ctest timeout kills the
+    test, never its children), so no balancer outlives its test holding a port. Linux sends it
+    when the thread that started the child ends: start a Cluster on a thread that outlives it."""
+    import ctypes
+    import signal
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 def instance_config(database, extra="", server_extra=""):
     """One instance's config on `database` (primary + replica) plus `extra` TOML and
     `server_extra` keys in its [server] table."""
@@ -119,7 +128,8 @@ class Balancer:
             raise AssertionError("haproxy refused its config: " + check.stdout + check.stderr)
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen([HAPROXY, "-f", self.config_path, "-db"],
-                                     stdout=self.log, stderr=subprocess.STDOUT)
+                                     stdout=self.log, stderr=subprocess.STDOUT,
+                                     preexec_fn=_die_with_parent)
         harness.wait_for(lambda: self.proc.poll() is not None or self._answers(), timeout,
                          "haproxy's stats socket")
         if self.proc.poll() is not None:
