@@ -32,8 +32,9 @@ def new_channel(target):
 
 class Publisher(threading.Thread):
     """Publishes 1-3 envelopes per request on random topics until `stop`; `acked` holds the ids
-    of every acknowledged envelope, `failures` the status codes of the failed calls and
-    `failed_at` their times."""
+    of every acknowledged envelope, `failures` the status codes of the failed calls, `failed_at`
+    their times and `failed_requests` their ([topic], [envelope]) (a fault test resends them to
+    prove each was stored whole or not at all)."""
 
     def __init__(self, target, topics, gids, seed, stop, pace_s):
         super().__init__(daemon=True)
@@ -44,6 +45,7 @@ class Publisher(threading.Thread):
         self.acked_at = []  # monotonic time of each acknowledged request
         self.failures = collections.Counter()
         self.failed_at = []
+        self.failed_requests = []
 
     def run(self):
         with new_channel(self.target) as ch:
@@ -58,6 +60,7 @@ class Publisher(threading.Thread):
                 except grpc.RpcError as e:
                     self.failures[e.code().name] += 1
                     self.failed_at.append(time.monotonic())
+                    self.failed_requests.append(([self.topics[t] for t in chosen], envs))
                     time.sleep(RETRY_PAUSE_S)
                     continue
                 self.acked_at.append(time.monotonic())
