@@ -100,7 +100,8 @@ class DiskFullTest(unittest.TestCase):
         self.assertEqual(partial, 0)
         # The answer to a publish on a full disk (documented in docs/cluster.md, "Faults").
         self.assertEqual(set(report.publish_failures), {"UNAVAILABLE"})
-        self.assertEqual(seen.codes("Publish"), {"UNAVAILABLE"}, seen.probes["Publish"])
+        # (A commit that fits in pages SQLite already holds may still succeed while it is full.)
+        self.assertLessEqual(seen.codes("Publish"), {"UNAVAILABLE", "OK"}, seen.probes["Publish"])
         self.assertIn(("UNAVAILABLE", "the store is unavailable"), seen.probes["Publish"])
         self.assertGreater(disk_full, 0)
         self.assertGreater(S.value(metrics, "xmtp_db_errors_total", kind="connection"), 0)
