@@ -61,8 +61,10 @@ rpc::Authenticate MakeAuthenticate(auth::Authenticator* authenticator) {
     return {};
   }
   return [authenticator](std::string_view path, const std::string* authorization,
-                         std::string_view request_id) {
-    return authenticator->Admit(path, authorization, request_id);
+                         std::string_view request_id) -> Result<rpc::Principal> {
+    XB_TRY(auth::Admitted admitted, authenticator->Admit(path, authorization, request_id));
+    return rpc::Principal{.api_key_name = admitted.api_key_name,
+                          .jwt_subject = std::move(admitted.jwt_subject)};
   };
 }
 
