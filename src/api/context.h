@@ -20,6 +20,7 @@ class UploadSigner;
 
 namespace xb::api {
 
+class Quotas;
 class ScwVerifier;
 class StoreFailureLog;
 
@@ -44,6 +45,8 @@ struct ApiContext {
   // nullptr without a storage target (CreateUpload row 1, UNIMPLEMENTED).
   attach::UploadSigner* uploads = nullptr;
   uint64_t max_upload_bytes = 0;
+  // Per-caller quotas (issue 32, [quotas]); nullptr when none is configured.
+  Quotas* quotas = nullptr;
   // Logs the cause of store errors that fail requests (api/store_status.h); nullptr: counted only.
   StoreFailureLog* store_failures = nullptr;
   // Spans of the span catalogue below the request span (publish stages, stream.*); nullptr: none.

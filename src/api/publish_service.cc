@@ -263,7 +263,8 @@ v1::PublishResponse Respond(const ApiContext& ctx, const store::CommitPublishRes
 // `ctx` outlives the process's calls. `parent` is the rpc.publish span: the publish stage spans of
 // the span catalogue go under it (OPS-019).
 asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx, std::string request,
-                                                     telemetry::SpanContext parent) {
+                                                     PublishOrigin origin) {
+  const telemetry::SpanContext parent = origin.parent;
   telemetry::Span parse_span = StartSpan(ctx, telemetry::Operation::kPublishParsePublish, parent);
   std::optional<ParsedPublish> read = co_await ReadPublish(ctx, std::move(request));
   if (!read) {
@@ -275,6 +276,15 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx, std:
   if (read->rejected) {
     parse_span.SetError();
     co_return *read->rejected;
+  }
+  // implements: issue 32 (quotas) — charged per envelope once they are counted, before the
+  // validation they would cost; a refused request stores nothing.
+  if (ctx.quotas != nullptr) {
+    if (Status charged = ctx.quotas->ChargePublish(origin.caller, static_cast<uint32_t>(n));
+        !charged.ok()) {
+      parse_span.SetError();
+      co_return RejectAll(ctx, n, std::move(charged));
+    }
   }
   if (read->too_large) {
     parse_span.SetError();
@@ -311,17 +321,24 @@ asio::awaitable<Result<v1::PublishResponse>> Publish(const ApiContext& ctx, std:
 
 }  // namespace
 
+PublishOrigin OriginOf(const ApiContext& ctx, const rpc::Call& call) {
+  return PublishOrigin{
+      .parent = call.trace_parent(),
+      .caller = ctx.quotas != nullptr ? ctx.quotas->CallerOf(call) : QuotaCaller{},
+  };
+}
+
 asio::awaitable<Result<v1::PublishResponse>> PublishEncoded(const ApiContext& ctx,
                                                             std::string request,
-                                                            telemetry::SpanContext parent) {
-  return Publish(ctx, std::move(request), parent);
+                                                            PublishOrigin origin) {
+  return Publish(ctx, std::move(request), std::move(origin));
 }
 
 void AddPublishService(rpc::Router& router, const ApiContext& context) {
   router.Add("/xmtp.backend.v1.PublishService/Publish", rpc::CallKind::kUnary,
              rpc::UnaryBytes<v1::PublishResponse>(
                  [&context](std::string request, rpc::Call& call) {
-                   return Publish(context, std::move(request), call.trace_parent());
+                   return Publish(context, std::move(request), OriginOf(context, call));
                  },
                  context.limits.max_response_bytes));
 }

@@ -6,6 +6,8 @@
 #include <utility>
 #include <variant>
 
+#include "api/quotas.h"
+
 namespace xb::api {
 
 namespace asio = boost::asio;
@@ -139,6 +141,11 @@ void EndStream(rpc::Call& call, Ending ending, telemetry::Metrics& metrics) {
 // implements: API-255 (Keepalive), API-259 (lifetime)
 asio::awaitable<void> ServeStaticStream(const ApiContext& ctx, std::shared_ptr<rpc::Call> call,
                                         StaticStreamProtocol protocol, StaticTopicsFn topics) {
+  // implements: issue 32 (quotas) — charged before the request is read or anything registered
+  if (Status charged = ChargeStreamOpen(ctx.quotas, *call); !charged.ok()) {
+    call->Finish(std::move(charged));
+    co_return;
+  }
   auto message = co_await call->Read();
   if (!message.ok()) {
     co_return;  // the call ended

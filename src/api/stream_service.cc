@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "api/envelope_codec.h"
+#include "api/quotas.h"
 #include "api/request_bounds.h"
 #include "api/static_stream.h"
 #include "api/stream_liveness.h"
@@ -225,6 +226,11 @@ class BidiStream {
 };
 
 asio::awaitable<void> Subscribe(const ApiContext& ctx, std::shared_ptr<rpc::Call> call) {
+  // implements: issue 32 (quotas) — refused before the session exists
+  if (Status charged = ChargeStreamOpen(ctx.quotas, *call); !charged.ok()) {
+    call->Finish(std::move(charged));
+    co_return;
+  }
   BidiStream stream(ctx, call);
   co_await stream.Run();
 }

@@ -110,21 +110,24 @@ Decision Authenticator::Decide(std::string_view path, const std::string* authori
   }
   const BearerToken bearer = ParseBearer(authorization);
   if (bearer.rejection) {
-    return {.rejection = bearer.rejection, .api_key_name = {}};
+    return {.rejection = bearer.rejection, .api_key_name = {}, .jwt_subject = {}};
   }
   const crypto::Sha256Digest digest = crypto::Sha256(bearer.token);
   if (auto index = MatchApiKey(digest)) {
-    return {.rejection = std::nullopt, .api_key_name = api_keys_[*index].name};
+    return {.rejection = std::nullopt, .api_key_name = api_keys_[*index].name, .jwt_subject = {}};
   }
   // implements: AUTH-007
   if (!has_jwt_source_) {
-    return {.rejection = Rejection::kUntrusted, .api_key_name = {}};
+    return {.rejection = Rejection::kUntrusted, .api_key_name = {}, .jwt_subject = {}};
   }
-  return {.rejection = VerifyJwt(bearer.token, digest), .api_key_name = {}};
+  Decision decision;
+  decision.rejection = VerifyJwt(bearer.token, digest, &decision.jwt_subject);
+  return decision;
 }
 
 std::optional<Rejection> Authenticator::VerifyJwt(std::string_view token,
-                                                  const crypto::Sha256Digest& digest) {
+                                                  const crypto::Sha256Digest& digest,
+                                                  std::string* subject) {
   const int64_t now = Now();
   Shard& shard = shards_[DigestHash{}(digest) % kShards];
   // A token verified under the current key set needs only its time checks again (J7, J8): every
@@ -134,6 +137,7 @@ std::optional<Rejection> Authenticator::VerifyJwt(std::string_view token,
     auto it = shard.tokens.find(digest);
     if (it != shard.tokens.end()) {
       if (it->second.generation == generation_.load(std::memory_order_acquire)) {
+        *subject = it->second.subject;
         return CheckTimes(it->second.exp, it->second.nbf, policy_.leeway_seconds, now);
       }
       shard.tokens.erase(it);
@@ -156,6 +160,7 @@ std::optional<Rejection> Authenticator::VerifyJwt(std::string_view token,
   if (auto rejected = CheckClaims(jwt.claims, policy_, now)) {  // J7-J12
     return rejected;
   }
+  *subject = jwt.claims.sub.value;
   if (shard_capacity_ > 0) {
     std::lock_guard lock(shard.mu);
     if (shard.tokens.size() >= shard_capacity_) {
@@ -173,17 +178,18 @@ std::optional<Rejection> Authenticator::VerifyJwt(std::string_view token,
     shard.tokens.insert_or_assign(digest, CachedToken{.generation = set->generation,
                                                       .exp = jwt.claims.exp,
                                                       .nbf = jwt.claims.nbf,
+                                                      .subject = *subject,
                                                       .inserted = shard.next_insert++});
   }
   return std::nullopt;
 }
 
-Result<std::string_view> Authenticator::Admit(std::string_view path,
-                                              const std::string* authorization,
-                                              std::string_view request_id) {
-  const Decision decision = Decide(path, authorization);
+Result<Admitted> Authenticator::Admit(std::string_view path, const std::string* authorization,
+                                      std::string_view request_id) {
+  Decision decision = Decide(path, authorization);
   if (!decision.rejection) {
-    return decision.api_key_name;
+    return Admitted{.api_key_name = decision.api_key_name,
+                    .jwt_subject = std::move(decision.jwt_subject)};
   }
   const telemetry::AuthRejectionReason reason = ReasonOf(*decision.rejection);
   // implements: AUTH-014 (counter), AUTH-027 and OPS-013 (the log line's three fields)

@@ -44,6 +44,14 @@ struct AuthenticatorOptions {
 struct Decision {
   std::optional<Rejection> rejection;  // set: refused
   std::string_view api_key_name;       // admitted by an API key: its configured name (AUTH-028)
+  std::string jwt_subject;             // admitted by a JWT: its `sub` (empty without one)
+};
+
+// Who an admitted credential names: the per-principal quotas' key (issue 32). Both empty for a
+// public path or a JWT without `sub`.
+struct Admitted {
+  std::string_view api_key_name;  // owned by the Authenticator
+  std::string jwt_subject;
 };
 
 class Authenticator {
@@ -63,10 +71,10 @@ class Authenticator {
   Decision Decide(std::string_view path, const std::string* authorization);
 
   // Decide, then for a rejection: +1 on xmtp_auth_rejections_total{reason} and one DEBUG line
-  // "authentication rejected" with request_id, identifier and reason (AUTH-027). Returns the
-  // admitting API key's name (empty for a JWT or a public path), or the rejection status.
-  Result<std::string_view> Admit(std::string_view path, const std::string* authorization,
-                                 std::string_view request_id);
+  // "authentication rejected" with request_id, identifier and reason (AUTH-027). Returns who the
+  // credential names (Admitted), or the rejection status.
+  Result<Admitted> Admit(std::string_view path, const std::string* authorization,
+                         std::string_view request_id);
 
   // Publishes `keys` as the whole key set (AUTH-018) and sets xmtp_auth_keys.
   void ReplaceKeySet(std::vector<Key> keys);
@@ -81,7 +89,8 @@ class Authenticator {
     uint64_t generation;
     Claim<int64_t> exp;
     Claim<int64_t> nbf;
-    uint64_t inserted;  // shard-local insertion order, for eviction
+    std::string subject;  // `sub`, for the quotas (bounded by the token's size)
+    uint64_t inserted;    // shard-local insertion order, for eviction
   };
   struct DigestHash {
     size_t operator()(const crypto::Sha256Digest& d) const;
@@ -97,7 +106,9 @@ class Authenticator {
 
   // AUTH-006: index into api_keys_ of the matching digest, over every key with no early exit.
   std::optional<size_t> MatchApiKey(const crypto::Sha256Digest& digest) const;
-  std::optional<Rejection> VerifyJwt(std::string_view token, const crypto::Sha256Digest& digest);
+  // The rejection, or nullopt with the token's `sub` (empty when absent) in *subject.
+  std::optional<Rejection> VerifyJwt(std::string_view token, const crypto::Sha256Digest& digest,
+                                     std::string* subject);
   int64_t Now() const;
 
   // Const after construction.

@@ -124,6 +124,25 @@ TEST_F(AuthenticatorTest, SignatureAndKeySelection) {
   EXPECT_EQ(Decide(*auth, forged_expired), Rejection::kUntrusted);
 }
 
+// verifies: issue 32 (quotas) — a verified JWT yields its subject, from the cache too; a token
+// without one yields none, and a subject of the wrong type is still refused (AUTH-031).
+TEST_F(AuthenticatorTest, JwtSubjectIsThePrincipal) {
+  auto auth = Make(InlineKeys(), /*cache_entries=*/64);
+  const std::string token = Es256(R"({"exp":1800000000,"sub":"user-7"})");
+  for (int i = 0; i < 2; ++i) {  // verified, then from the cache
+    const Decision decision = auth->Decide(kPath, &token);
+    EXPECT_FALSE(decision.rejection);
+    EXPECT_EQ(decision.jwt_subject, "user-7") << i;
+    EXPECT_EQ(decision.api_key_name, "");
+  }
+  const std::string anonymous = Es256(R"({"exp":1800000000})");
+  EXPECT_EQ(auth->Decide(kPath, &anonymous).jwt_subject, "");
+  auto admitted = auth->Admit(kPath, &token, "123e4567-e89b-42d3-a456-426614174000");
+  ASSERT_TRUE(admitted.ok());
+  EXPECT_EQ(admitted->jwt_subject, "user-7");
+  EXPECT_EQ(Decide(*auth, Es256(R"({"exp":1800000000,"sub":7})")), Rejection::kNotJwt);
+}
+
 TEST_F(AuthenticatorTest, ClaimPolicyFromConfig) {
   config::AuthConfig config = InlineKeys();
   config.audiences = std::vector<std::string>{"xmtp"};
@@ -201,7 +220,8 @@ TEST_F(AuthenticatorTest, AdmitCountsAndLogsRejections) {
   const std::string good = "Bearer " + kApiKeyA;
   auto admitted = auth->Admit(kPath, &good, "123e4567-e89b-42d3-a456-426614174000");
   ASSERT_TRUE(admitted.ok());
-  EXPECT_EQ(*admitted, "alpha");
+  EXPECT_EQ(admitted->api_key_name, "alpha");
+  EXPECT_EQ(admitted->jwt_subject, "");
   EXPECT_EQ(lines_.size(), 1u);
 }
 

@@ -102,8 +102,12 @@ Claims ReadClaims(const json::object& object) {
     }
   }
   if (const json::value* sub = object.if_contains("sub")) {
-    claims.sub.state =
-        sub->is_string() ? Claim<bool>::State::kPresent : Claim<bool>::State::kWrongType;
+    if (const json::string* s = sub->if_string()) {
+      claims.sub.state = Claim<std::string>::State::kPresent;
+      claims.sub.value.assign(s->data(), s->size());
+    } else {
+      claims.sub.state = Claim<std::string>::State::kWrongType;
+    }
   }
   return claims;
 }

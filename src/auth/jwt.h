@@ -35,7 +35,7 @@ struct Claims {
   Claim<int64_t> nbf;                   // same
   Claim<std::vector<std::string>> aud;  // a string is one value
   Claim<std::string> iss;
-  Claim<bool> sub;                        // type only: sub is never checked or recorded
+  Claim<std::string> sub;                 // never checked: the caller's principal (quotas)
   Claim<std::vector<std::string>> scope;  // a string is split on spaces, empty pieces dropped
 };
 

@@ -47,5 +47,22 @@ TEST(TokenBucketTest, CreditAddsUpToTheBurst) {
   EXPECT_EQ(taken, 4);
 }
 
+// verifies: issue 32 (quotas) — several tokens at once: min(n, burst) must be there, a take above
+// the burst leaves a debt, and WaitFor says when a take would succeed
+TEST(TokenBucketTest, TakeSeveralAndWaitFor) {
+  const auto t0 = TokenBucket::Clock::now();
+  TokenBucket bucket(0.5, 4, t0);
+  EXPECT_TRUE(bucket.Full(t0));
+  EXPECT_EQ(bucket.WaitFor(4, t0), TokenBucket::Clock::duration::zero());
+  EXPECT_TRUE(bucket.Take(3, t0));
+  EXPECT_FALSE(bucket.Full(t0));
+  EXPECT_FALSE(bucket.Take(2, t0));                      // one left, nothing taken
+  EXPECT_EQ(bucket.WaitFor(2, t0), milliseconds(2000));  // one more token at 0.5 per second
+  EXPECT_TRUE(bucket.Take(2, t0 + milliseconds(2000)));
+  EXPECT_TRUE(bucket.Full(t0 + milliseconds(10000)));
+  EXPECT_TRUE(bucket.Take(10, t0 + milliseconds(10000)));  // full: 4 there, 6 owed
+  EXPECT_EQ(bucket.WaitFor(1, t0 + milliseconds(10000)), milliseconds(14000));
+}
+
 }  // namespace
 }  // namespace xb

@@ -1,11 +1,13 @@
 #include "config/checks.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "base/unicode.h"
 #include "base/url.h"
@@ -287,6 +289,50 @@ Status CheckLimits(const LimitsConfig& l) {
   return Status::Ok();
 }
 
+// implements: issue 32 (quotas). A rate is a finite number from 0 (off) to kMaxQuotaRate; a
+// burst is 0 (one second's worth, at least 1) to kMaxQuotaBurst and needs a rate.
+constexpr double kMaxQuotaRate = 1000000;
+constexpr uint64_t kMaxQuotaBurst = 1000000;
+
+Status CheckQuotaLimit(const std::string& prefix, std::string_view what, QuotaLimit* q) {
+  const std::string rate_key = prefix + std::string(what) + "_per_second";
+  const std::string burst_key = prefix + std::string(what) + "_burst";
+  if (!std::isfinite(q->per_second) || q->per_second < 0 || q->per_second > kMaxQuotaRate) {
+    return ConfigError(rate_key, "must be a finite number from 0 (off) to 1000000");
+  }
+  XB_RETURN_IF_ERROR(CheckRange(burst_key, q->burst, 0, kMaxQuotaBurst));
+  if (q->per_second == 0) {
+    if (q->burst != 0) {
+      return ConfigError(burst_key, "needs " + rate_key + " above 0");
+    }
+    return Status::Ok();
+  }
+  if (q->burst == 0) {
+    q->burst = static_cast<uint32_t>(std::max(1.0, std::ceil(q->per_second)));
+  }
+  return Status::Ok();
+}
+
+// Principal quotas charge the credential's name: without authentication there is none, and a
+// quota that would never apply is refused rather than accepted and ignored.
+Status CheckQuotas(QuotasConfig* q, const AuthConfig& auth) {
+  if (!auth.enabled) {
+    if (q->principal.publish.per_second > 0 || q->principal.publish.burst > 0) {
+      return ConfigError("quotas.principal.publish_per_second", "needs auth.enabled = true");
+    }
+    if (q->principal.stream_opens.per_second > 0 || q->principal.stream_opens.burst > 0) {
+      return ConfigError("quotas.principal.stream_opens_per_second", "needs auth.enabled = true");
+    }
+  }
+  for (auto [prefix, callers] :
+       {std::pair<std::string, CallerQuotas*>{"quotas.principal.", &q->principal},
+        std::pair<std::string, CallerQuotas*>{"quotas.address.", &q->address}}) {
+    XB_RETURN_IF_ERROR(CheckQuotaLimit(prefix, "publish", &callers->publish));
+    XB_RETURN_IF_ERROR(CheckQuotaLimit(prefix, "stream_opens", &callers->stream_opens));
+  }
+  return Status::Ok();
+}
+
 Status CheckMls(const MlsConfig& m) {
   XB_RETURN_IF_ERROR(CheckRange("mls.max_group_members", m.max_group_members, 1, 65535));
   return CheckRange("mls.max_installations_per_inbox", m.max_installations_per_inbox, 1, 65535);
@@ -345,6 +391,7 @@ Status CheckDocument(ParsedDocument* doc, const EnvLookup& env) {
                          "must leave 1024 bytes beside the longest auth.api_keys value");
     }
   }
+  XB_RETURN_IF_ERROR(CheckQuotas(&c.quotas, c.auth));
   XB_RETURN_IF_ERROR(CheckMls(c.mls));
   if (c.push.has_value()) {
     XB_RETURN_IF_ERROR(CheckPush(*c.push));

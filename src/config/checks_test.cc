@@ -442,6 +442,56 @@ TEST(DocChecks, HeaderListLeavesRoomForTheLongestApiKey) {
                       "limits.max_header_list_bytes", {key}));
 }
 
+// verifies: issue 32 (quotas) — off by default; a burst defaults to one second's worth
+TEST(DocChecks, QuotasDefaultsAndBurst) {
+  Result<Config> none = ParseMinimalWith("");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->quotas.address.publish.per_second, 0);
+  EXPECT_EQ(none->quotas.principal.stream_opens.per_second, 0);
+  Result<Config> set = ParseMinimalWith(
+      "[quotas.address]\npublish_per_second = 2.5\nstream_opens_per_second = 0.2\n"
+      "stream_opens_burst = 7");
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  EXPECT_EQ(set->quotas.address.publish.per_second, 2.5);
+  EXPECT_EQ(set->quotas.address.publish.burst, 3u);  // ceil(2.5)
+  EXPECT_EQ(set->quotas.address.stream_opens.per_second, 0.2);
+  EXPECT_EQ(set->quotas.address.stream_opens.burst, 7u);
+  Result<Config> slow = ParseMinimalWith("[quotas.address]\npublish_per_second = 0.1");
+  ASSERT_TRUE(slow.ok());
+  EXPECT_EQ(slow->quotas.address.publish.burst, 1u);
+}
+
+// verifies: issue 32 (quotas) — invalid quotas are refused naming the key
+TEST(DocChecks, QuotasRefusals) {
+  const std::string auth =
+      "[auth]\nenabled = true\n[auth.api_keys]\nw = \"" + std::string(32, 'k') + "\"\n";
+  for (const char* table : {"address", "principal"}) {
+    const std::string prefix = std::string("quotas.") + table + ".";
+    const std::string head = auth + "[quotas." + table + "]\n";
+    for (const char* what : {"publish", "stream_opens"}) {
+      const std::string rate = std::string(what) + "_per_second";
+      const std::string burst = std::string(what) + "_burst";
+      EXPECT_TRUE(Refused(ParseMinimalWith(head + burst + " = 5"), prefix + burst)) << what;
+      EXPECT_TRUE(Refused(ParseMinimalWith(head + rate + " = -1"), prefix + rate)) << what;
+      EXPECT_TRUE(Refused(ParseMinimalWith(head + rate + " = 1000001"), prefix + rate)) << what;
+      EXPECT_TRUE(Refused(ParseMinimalWith(head + rate + " = nan"), prefix + rate)) << what;
+      EXPECT_TRUE(Refused(ParseMinimalWith(head + rate + " = \"1\""), prefix + rate)) << what;
+      EXPECT_TRUE(
+          Refused(ParseMinimalWith(head + rate + " = 1\n" + burst + " = 1000001"), prefix + burst))
+          << what;
+      EXPECT_TRUE(ParseMinimalWith(head + rate + " = 1000000\n" + burst + " = 1000000").ok());
+    }
+    EXPECT_TRUE(Refused(ParseMinimalWith(head + "publish_rate = 1"), prefix + "publish_rate"));
+  }
+  EXPECT_TRUE(
+      Refused(ParseMinimalWith("[quotas]\npublish_per_second = 1"), "quotas.publish_per_second"));
+  // A principal quota without authentication would never apply.
+  EXPECT_TRUE(Refused(ParseMinimalWith("[quotas.principal]\npublish_per_second = 1"),
+                      "quotas.principal.publish_per_second"));
+  EXPECT_TRUE(Refused(ParseMinimalWith("[quotas.principal]\nstream_opens_per_second = 1"),
+                      "quotas.principal.stream_opens_per_second"));
+}
+
 TEST(DocChecks, MlsRange) {
   for (const char* key : {"max_group_members", "max_installations_per_inbox"}) {
     EXPECT_TRUE(Refused(ParseMinimalWith(std::string("[mls]\n") + key + " = 0"),

@@ -131,6 +131,21 @@ struct LimitsConfig {
   uint32_t max_control_frame_burst = 1000;
 };
 
+// [quotas]: our extension (issue 32, docs/configuration.md, Per-caller quotas). One token bucket
+// per caller; a rate of 0 (the default) turns that quota off.
+struct QuotaLimit {
+  double per_second = 0;  // tokens per second; 0: off
+  uint32_t burst = 0;     // bucket size; with a rate, 0 became max(1, ceil(rate)) at load
+};
+struct CallerQuotas {       // [quotas.principal] or [quotas.address]
+  QuotaLimit publish;       // one token per published envelope
+  QuotaLimit stream_opens;  // one token per stream opened
+};
+struct QuotasConfig {
+  CallerQuotas principal;  // per API key name or JWT subject
+  CallerQuotas address;    // per client IP address
+};
+
 struct MlsConfig {
   uint32_t max_group_members = 250;
   uint32_t max_installations_per_inbox = 10;
@@ -182,6 +197,7 @@ struct Config {
   std::map<std::string, std::string> chains;  // CAIP-2 id -> RPC URL (byte order)
   ValidationConfig validation;
   LimitsConfig limits;
+  QuotasConfig quotas;
   MlsConfig mls;
   std::optional<PushConfig> push;
   std::optional<AttachmentsConfig> attachments;

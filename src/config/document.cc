@@ -218,6 +218,22 @@ Status ReadLimits(TableReader& r, LimitsConfig* l) {
   return r.Finish();
 }
 
+// [quotas.principal] and [quotas.address] (issue 32): the same four keys each.
+Status ReadCallerQuotas(TableReader& parent, std::string_view key, CallerQuotas* q) {
+  XB_ASSIGN_OR_RETURN(TableReader r, SubReader(parent, key));
+  XB_RETURN_IF_ERROR(r.Number("publish_per_second", &q->publish.per_second));
+  XB_RETURN_IF_ERROR(r.Unsigned("publish_burst", &q->publish.burst));
+  XB_RETURN_IF_ERROR(r.Number("stream_opens_per_second", &q->stream_opens.per_second));
+  XB_RETURN_IF_ERROR(r.Unsigned("stream_opens_burst", &q->stream_opens.burst));
+  return r.Finish();
+}
+
+Status ReadQuotas(TableReader& r, QuotasConfig* q) {
+  XB_RETURN_IF_ERROR(ReadCallerQuotas(r, "principal", &q->principal));
+  XB_RETURN_IF_ERROR(ReadCallerQuotas(r, "address", &q->address));
+  return r.Finish();
+}
+
 Status ReadMls(TableReader& r, MlsConfig* m) {
   XB_RETURN_IF_ERROR(r.Unsigned("max_group_members", &m->max_group_members));
   XB_RETURN_IF_ERROR(r.Unsigned("max_installations_per_inbox", &m->max_installations_per_inbox));
@@ -316,7 +332,7 @@ Result<ParsedDocument> ReadDocument(const std::string& toml_text, const EnvLooku
   // Everything else at the top level is unknown, [[application_components]] included (CONF 2.15).
   for (std::string_view section :
        {"server", "telemetry", "database", "publishing", "streams", "retention", "auth", "chains",
-        "validation", "limits", "mls", "push", "attachments"}) {
+        "validation", "limits", "quotas", "mls", "push", "attachments"}) {
     root.Get(section);
   }
   XB_RETURN_IF_ERROR(root.UnknownKeys());
@@ -341,6 +357,8 @@ Result<ParsedDocument> ReadDocument(const std::string& toml_text, const EnvLooku
   XB_RETURN_IF_ERROR(ReadValidation(validation, &c.validation));
   XB_ASSIGN_OR_RETURN(TableReader limits, SubReader(root, "limits"));
   XB_RETURN_IF_ERROR(ReadLimits(limits, &c.limits));
+  XB_ASSIGN_OR_RETURN(TableReader quotas, SubReader(root, "quotas"));
+  XB_RETURN_IF_ERROR(ReadQuotas(quotas, &c.quotas));
   XB_ASSIGN_OR_RETURN(TableReader mls, SubReader(root, "mls"));
   XB_RETURN_IF_ERROR(ReadMls(mls, &c.mls));
   XB_ASSIGN_OR_RETURN(TableReader push, SubReader(root, "push"));

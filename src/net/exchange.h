@@ -6,8 +6,10 @@
 // the Waker must be called on that executor too (it never re-enters the HTTP library directly).
 #pragma once
 
+#include <array>
 #include <boost/asio/any_io_executor.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -23,6 +25,13 @@ struct Header {
 
 enum class HttpVersion { kHttp1, kHttp2 };
 
+// The client's IP address: the accepted socket's remote end (behind a proxy or balancer, the
+// proxy's). IPv4 as an IPv4-mapped IPv6 address, so each address has one form.
+struct PeerAddress {
+  std::array<uint8_t, 16> bytes{};
+  bool known = false;  // false: the socket had no remote end to read (closed meanwhile)
+};
+
 struct RequestHead {
   HttpVersion version = HttpVersion::kHttp2;
   std::string method;
@@ -31,6 +40,7 @@ struct RequestHead {
   // The connection the request came on: an identity only, never dereferenced. Work for many
   // exchanges can be grouped by it (fanout wakes one connection's streams together).
   const void* connection = nullptr;
+  PeerAddress peer = {};  // the connection's client address
 
   // First value of the header `name` (lower case), or nullptr.
   const std::string* Find(std::string_view name) const {

@@ -138,9 +138,27 @@ asio::awaitable<void> RunTracked(std::shared_ptr<C> conn, ConnectionSet& set, st
 
 // TLS when configured, then reads until the first bytes tell HTTP/2 prior knowledge from
 // HTTP/1.1, then serves.
+// The socket's remote address, IPv4 mapped into IPv6 (net::PeerAddress).
+PeerAddress PeerOf(const tcp::socket& socket) {
+  boost::system::error_code ec;
+  const tcp::endpoint remote = socket.remote_endpoint(ec);
+  PeerAddress peer;
+  if (ec) {
+    return peer;
+  }
+  const asio::ip::address address = remote.address();
+  const asio::ip::address_v6 v6 =
+      address.is_v4() ? asio::ip::make_address_v6(asio::ip::v4_mapped, address.to_v4())
+                      : address.to_v6();
+  peer.bytes = v6.to_bytes();
+  peer.known = true;
+  return peer;
+}
+
 asio::awaitable<void> Serve(tcp::socket socket, Worker worker, ListenerOptions options, Slot slot) {
   (void)slot;  // held until the connection ends
   const Clock::time_point deadline = Clock::now() + options.limits.handshake_timeout;
+  const PeerAddress peer = PeerOf(socket);
   std::unique_ptr<ByteStream> stream;
   TlsStream* tls = nullptr;
   if (options.tls) {
@@ -182,7 +200,8 @@ asio::awaitable<void> Serve(tcp::socket socket, Worker worker, ListenerOptions o
         http2::Options{.max_concurrent_streams = options.max_http2_streams,
                        .limits = options.limits,
                        .first_request_deadline = deadline,
-                       .observer = options.observer});
+                       .observer = options.observer,
+                       .peer = peer});
     co_await RunTracked(std::move(conn), *worker.connections, std::move(initial));
   } else {
     auto conn = std::make_shared<http1::Connection>(
@@ -190,7 +209,8 @@ asio::awaitable<void> Serve(tcp::socket socket, Worker worker, ListenerOptions o
         http1::Options{.max_body_bytes = options.max_http1_body_bytes,
                        .limits = options.limits,
                        .first_request_deadline = deadline,
-                       .observer = options.observer});
+                       .observer = options.observer,
+                       .peer = peer});
     co_await RunTracked(std::move(conn), *worker.connections, std::move(initial));
   }
 }

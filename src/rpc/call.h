@@ -36,6 +36,14 @@ enum class CallKind { kUnary, kServerStream, kBidiStream };
 
 class Call;
 
+// Who a call's credential names (AUTH-028; issue 32 quotas): the admitting API key's configured
+// name, or the verified JWT's `sub`. Both empty with auth off, on a public path, or for a JWT
+// without `sub`. Never logged (OPS-014).
+struct Principal {
+  std::string_view api_key_name;  // owned by the Authenticator, which outlives every call
+  std::string jwt_subject;
+};
+
 // Told once when a call's response completed or was reset (for metrics, logs, drain tracking).
 class CallObserver {
  public:
@@ -54,6 +62,7 @@ struct CallOptions {
   uint64_t max_request_bytes = 0;  // per request message (wire length)
   CallObserver* observer = nullptr;
   const void* connection = nullptr;  // net::RequestHead::connection
+  net::PeerAddress peer = {};        // net::RequestHead::peer
   // The worker's response memory (ReserveResponse, and request bodies over 64 KiB); nullptr:
   // unbounded.
   ResponseBudget* budget = nullptr;
@@ -112,6 +121,8 @@ class Call final : public net::Exchange,
   const std::string& request_id() const { return options_.request_id; }
   // The connection's identity (net::RequestHead::connection); nullptr when unknown.
   const void* connection() const { return options_.connection; }
+  // The client's address (net::RequestHead::peer).
+  const net::PeerAddress& peer() const { return options_.peer; }
   CallKind kind() const { return options_.kind; }
   Dialect dialect() const { return options_.dialect; }
   boost::asio::any_io_executor executor() const { return executor_; }
@@ -236,6 +247,8 @@ class Call final : public net::Exchange,
   Clock::time_point started_at() const { return started_at_; }
   // Set by the dispatcher when it spawned the handler of a unary call (drain accounting).
   bool admitted_unary = false;
+  // Set by the dispatcher once authentication admitted the call.
+  Principal principal;
   // The stalled-write sweep's record: when it first saw this call take no bytes (zero: taking).
   Clock::time_point stalled_since{};
   // The request span (route table name) and the handler span (rpc.*), started and ended by the

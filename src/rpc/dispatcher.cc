@@ -189,6 +189,7 @@ std::shared_ptr<Call> Dispatcher::MakeCall(const net::RequestHead& head,
       .max_request_bytes = options_.max_request_bytes,
       .observer = this,
       .connection = head.connection,
+      .peer = head.peer,
       .budget = &budget_,
   };
   auto call = std::make_shared<Call>(std::move(call_options), executor, std::move(wake));
@@ -214,8 +215,9 @@ Status Dispatcher::Admit(Call& call, const net::RequestHead& head, const telemet
     if (!admitted.ok()) {
       return admitted.status();
     }
-    if (!admitted.value().empty()) {
-      call.request_span.SetPrincipal(admitted.value());
+    call.principal = std::move(admitted).value();
+    if (!call.principal.api_key_name.empty()) {
+      call.request_span.SetPrincipal(call.principal.api_key_name);
     }
   }
 

@@ -46,9 +46,10 @@ class Admission {
 
 // The authentication step (AUTH-001), provided by server/ from auth/ while auth.enabled. Called
 // on the worker's thread; never blocks. `authorization` is the first authorization header or
-// nullptr. Returns the admitting API key's name (AUTH-028; empty for a JWT or a public path) or
-// the rejection status. Empty: auth is off and the header is never read (AUTH-003).
-using Authenticate = std::function<Result<std::string_view>(
+// nullptr. Returns who the credential names (AUTH-028: the API key's name; the JWT's subject;
+// both empty on a public path) or the rejection status. Empty: auth is off and the header is never
+// read (AUTH-003).
+using Authenticate = std::function<Result<Principal>(
     std::string_view path, const std::string* authorization, std::string_view request_id)>;
 
 struct DispatcherOptions {

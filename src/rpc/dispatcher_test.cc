@@ -64,7 +64,7 @@ struct Pipeline {
   int handled = 0;
 };
 
-Result<std::string_view> Refuse(std::string_view, const std::string*, std::string_view) {
+Result<Principal> Refuse(std::string_view, const std::string*, std::string_view) {
   return Status(StatusCode::kPermissionDenied, "no");
 }
 

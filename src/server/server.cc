@@ -61,8 +61,10 @@ rpc::Authenticate MakeAuthenticate(auth::Authenticator* authenticator) {
     return {};
   }
   return [authenticator](std::string_view path, const std::string* authorization,
-                         std::string_view request_id) {
-    return authenticator->Admit(path, authorization, request_id);
+                         std::string_view request_id) -> Result<rpc::Principal> {
+    XB_TRY(auth::Admitted admitted, authenticator->Admit(path, authorization, request_id));
+    return rpc::Principal{.api_key_name = admitted.api_key_name,
+                          .jwt_subject = std::move(admitted.jwt_subject)};
   };
 }
 
@@ -412,6 +414,10 @@ void Server::StartBackgroundTasks() {
   // Issue 28: the causes of store failures, logged once per cause per interval.
   store_failures_ =
       std::make_unique<api::StoreFailureLog>(logger_, metrics_, api::StoreFailureLog::Options{});
+  // Issue 32: per-caller quotas, off unless [quotas] sets a rate.
+  if (auto quotas = std::make_unique<api::Quotas>(config_.quotas); quotas->enabled()) {
+    quotas_ = std::move(quotas);
+  }
   api_context_ = api::ApiContext{
       .store = store_.get(),
       .db = db_pool_.get(),
@@ -426,6 +432,7 @@ void Server::StartBackgroundTasks() {
       .push = config_.push,
       .uploads = upload_signer_.get(),
       .max_upload_bytes = config_.attachments ? config_.attachments->max_upload_bytes : 0,
+      .quotas = quotas_.get(),
       .store_failures = store_failures_.get(),
       .tracer = tracer_.get(),
       .before_identity_commit = options_.before_identity_commit,

@@ -27,6 +27,7 @@
 #include "api/configuration_service.h"
 #include "api/context.h"
 #include "api/cpu_pool.h"
+#include "api/quotas.h"
 #include "api/scw_verifier.h"
 #include "api/store_status.h"
 #include "attach/upload_signer.h"
@@ -154,6 +155,7 @@ class Server {
   std::unique_ptr<api::CpuPool> cpu_pool_;
   std::unique_ptr<api::ScwVerifier> scw_verifier_;
   std::unique_ptr<api::StoreFailureLog> store_failures_;
+  std::unique_ptr<api::Quotas> quotas_;  // issue 32: only when [quotas] sets a rate
   api::ApiContext api_context_;
   rpc::Router router_;
   std::unique_ptr<HealthState> health_;

@@ -80,13 +80,13 @@ asio::awaitable<Result<idv1::VerifySmartContractWalletSignaturesResponse>> Verif
 
 // 3.10: the IdentityUpdate (field 1) is published as one identity-update envelope.
 asio::awaitable<Result<idv1::PublishIdentityUpdateResponse>> PublishIdentityUpdate(
-    const ApiContext& ctx, std::string request, telemetry::SpanContext parent) {
+    const ApiContext& ctx, std::string request, PublishOrigin origin) {
   const std::optional<std::string_view> update = LastMessageField(request, 1);
   if (!update) {
     co_return InvalidArgument("request is malformed");
   }
   std::string wrapped = OneEnvelopeRequest(kEnvelopeIdentityUpdate, *update);
-  XB_TRY_CO(auto published, co_await PublishEncoded(ctx, std::move(wrapped), parent));
+  XB_TRY_CO(auto published, co_await PublishEncoded(ctx, std::move(wrapped), std::move(origin)));
   (void)published;
   co_return idv1::PublishIdentityUpdateResponse();
 }
@@ -172,7 +172,8 @@ void AddIdentityApi(rpc::Router& router, const ApiContext& context) {
   router.Add("/xmtp.identity.api.v1.IdentityApi/PublishIdentityUpdate", rpc::CallKind::kUnary,
              rpc::UnaryBytes<idv1::PublishIdentityUpdateResponse>(
                  [&context](std::string request, rpc::Call& call) {
-                   return PublishIdentityUpdate(context, std::move(request), call.trace_parent());
+                   return PublishIdentityUpdate(context, std::move(request),
+                                                OriginOf(context, call));
                  },
                  context.limits.max_response_bytes));
   router.Add("/xmtp.identity.api.v1.IdentityApi/GetIdentityUpdates", rpc::CallKind::kUnary,

@@ -41,8 +41,8 @@ Status RequirePresent(std::string_view request, uint32_t number, const char* non
 }
 
 asio::awaitable<Result<Empty>> PublishedAsEmpty(const ApiContext& ctx, std::string request,
-                                                telemetry::SpanContext parent) {
-  XB_TRY_CO(auto published, co_await PublishEncoded(ctx, std::move(request), parent));
+                                                PublishOrigin origin) {
+  XB_TRY_CO(auto published, co_await PublishEncoded(ctx, std::move(request), std::move(origin)));
   (void)published;
   co_return Empty();
 }
@@ -50,40 +50,41 @@ asio::awaitable<Result<Empty>> PublishedAsEmpty(const ApiContext& ctx, std::stri
 // implements: issue 33 (docs/v3-api.md 3.1); an empty list is INVALID_ARGUMENT, as node-go
 // answers (a v1 Publish of nothing succeeds).
 asio::awaitable<Result<Empty>> SendGroupMessages(const ApiContext& ctx, std::string request,
-                                                 telemetry::SpanContext parent) {
+                                                 PublishOrigin origin) {
   XB_RETURN_IF_ERROR_CO(RequirePresent(request, kMessages, "no messages in the request"));
-  co_return co_await PublishedAsEmpty(ctx, std::move(request), parent);
+  co_return co_await PublishedAsEmpty(ctx, std::move(request), std::move(origin));
 }
 
 // 3.2: the request has at least one Welcome; each is published with the stored numbering.
 asio::awaitable<Result<Empty>> SendWelcomeMessages(const ApiContext& ctx, std::string request,
-                                                   telemetry::SpanContext parent) {
+                                                   PublishOrigin origin) {
   XB_RETURN_IF_ERROR_CO(RequirePresent(request, kMessages, "no messages in the request"));
   std::optional<std::string> wrapped = WelcomesAsPublish(request);
   if (!wrapped) {
     co_return InvalidArgument("request is malformed");
   }
-  co_return co_await PublishedAsEmpty(ctx, std::move(*wrapped), parent);
+  co_return co_await PublishedAsEmpty(ctx, std::move(*wrapped), std::move(origin));
 }
 
 // 3.3: the KeyPackageUpload is published as one key-package envelope; its topic names the
 // installation (0x03 ‖ leaf signature key).
 asio::awaitable<Result<v1::PublishResponse>> PublishKeyPackage(const ApiContext& ctx,
                                                                std::string request,
-                                                               telemetry::SpanContext parent) {
+                                                               PublishOrigin origin) {
   XB_RETURN_IF_ERROR_CO(
       RequirePresent(request, kKeyPackageUpload, "no key package in the request"));
   const std::optional<std::string_view> upload = LastMessageField(request, kKeyPackageUpload);
   if (!upload) {
     co_return InvalidArgument("request is malformed");
   }
-  co_return co_await PublishEncoded(ctx, OneEnvelopeRequest(kEnvelopeKeyPackage, *upload), parent);
+  co_return co_await PublishEncoded(ctx, OneEnvelopeRequest(kEnvelopeKeyPackage, *upload),
+                                    std::move(origin));
 }
 
 // implements: issue 33 (docs/v3-api.md 3.3)
 asio::awaitable<Result<Empty>> UploadKeyPackage(const ApiContext& ctx, std::string request,
-                                                telemetry::SpanContext parent) {
-  XB_TRY_CO(auto published, co_await PublishKeyPackage(ctx, std::move(request), parent));
+                                                PublishOrigin origin) {
+  XB_TRY_CO(auto published, co_await PublishKeyPackage(ctx, std::move(request), std::move(origin)));
   (void)published;
   co_return Empty();
 }
@@ -91,8 +92,8 @@ asio::awaitable<Result<Empty>> UploadKeyPackage(const ApiContext& ctx, std::stri
 // implements: issue 33 (docs/v3-api.md 3.3) — deprecated, served as node-go serves it: the
 // upload, answering the installation key (the stored topic's identifier).
 asio::awaitable<Result<mls::RegisterInstallationResponse>> RegisterInstallation(
-    const ApiContext& ctx, std::string request, telemetry::SpanContext parent) {
-  XB_TRY_CO(auto published, co_await PublishKeyPackage(ctx, std::move(request), parent));
+    const ApiContext& ctx, std::string request, PublishOrigin origin) {
+  XB_TRY_CO(auto published, co_await PublishKeyPackage(ctx, std::move(request), std::move(origin)));
   mls::RegisterInstallationResponse response;
   if (published.envelope_metas_size() == 1) {
     response.set_installation_key(published.envelope_metas(0).topic().topic().substr(1));
@@ -118,7 +119,7 @@ Status CheckCommitLogWrite(const mls::PublishCommitLogRequest& write) {
 
 // implements: issue 33 (docs/v3-api.md 3.7)
 asio::awaitable<Result<Empty>> BatchPublishCommitLog(const ApiContext& ctx, std::string request,
-                                                     telemetry::SpanContext parent) {
+                                                     PublishOrigin origin) {
   const std::optional<size_t> count =
       validate::CountField(request, kCommitLogRequests, kMaxCommitLogWrites);
   if (!count) {
@@ -138,7 +139,7 @@ asio::awaitable<Result<Empty>> BatchPublishCommitLog(const ApiContext& ctx, std:
     entry->set_serialized_commit_log_entry(write.serialized_commit_log_entry());
     *entry->mutable_signature() = write.signature();
   }
-  co_return co_await PublishedAsEmpty(ctx, publish.SerializeAsString(), parent);
+  co_return co_await PublishedAsEmpty(ctx, publish.SerializeAsString(), std::move(origin));
 }
 
 // implements: issue 33 (docs/v3-api.md 3.9) — deprecated methods node-go answers UNIMPLEMENTED,
@@ -161,15 +162,15 @@ void AddDeprecatedMlsMethods(rpc::Router& router, const ApiContext& context) {
           context.limits.max_response_bytes));
 }
 
-// A write served through Publish: `handler` gets the request bytes and the request span.
+// A write served through Publish: `handler` gets the request bytes and the publish's origin.
 template <typename Response>
 void AddWrite(rpc::Router& router, const ApiContext& context, std::string path,
               asio::awaitable<Result<Response>> (*handler)(const ApiContext&, std::string,
-                                                           telemetry::SpanContext)) {
+                                                           PublishOrigin)) {
   router.Add(std::move(path), rpc::CallKind::kUnary,
              rpc::UnaryBytes<Response>(
                  [&context, handler](std::string request, rpc::Call& call) {
-                   return handler(context, std::move(request), call.trace_parent());
+                   return handler(context, std::move(request), OriginOf(context, call));
                  },
                  context.limits.max_response_bytes));
 }

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/quotas.h"
 #include "api/request_bounds.h"
 #include "api/static_stream.h"
 #include "api/stream_liveness.h"
@@ -240,6 +241,11 @@ class WaveStream {
 
 // implements: issue 33 (docs/v3-api.md 4.3, G10)
 asio::awaitable<void> Subscribe(const ApiContext& ctx, std::shared_ptr<rpc::Call> call) {
+  // implements: issue 32 (quotas) — refused before the session exists
+  if (Status charged = ChargeStreamOpen(ctx.quotas, *call); !charged.ok()) {
+    call->Finish(std::move(charged));
+    co_return;
+  }
   WaveStream stream(ctx, call);
   co_await stream.Run();
 }

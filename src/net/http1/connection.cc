@@ -326,6 +326,7 @@ std::shared_ptr<Exchange> Connection::StartExchange(const Request& request) {
   RequestHead head;
   head.version = HttpVersion::kHttp1;
   head.connection = this;
+  head.peer = options_.peer;
   const auto& req = request.parser.get();
   head.method = std::string(req.method_string());
   head.path = std::string(req.target());

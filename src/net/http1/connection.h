@@ -29,6 +29,7 @@ struct Options {
   std::chrono::steady_clock::time_point first_request_deadline =
       std::chrono::steady_clock::time_point::max();
   Observer* observer = nullptr;  // not owned; required
+  PeerAddress peer = {};         // copied into each request head
 };
 
 class Connection final : public ServerConnection, public std::enable_shared_from_this<Connection> {

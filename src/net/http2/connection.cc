@@ -85,6 +85,7 @@ struct Callbacks {
     stream->id = frame->hd.stream_id;
     stream->head.version = HttpVersion::kHttp2;
     stream->head.connection = c;
+    stream->head.peer = c->options_.peer;
     c->streams_[frame->hd.stream_id] = std::move(stream);
     return 0;
   }
