@@ -202,7 +202,9 @@ class Cluster:
         self.server_extra = server_extra
         self.tmp = tempfile.TemporaryDirectory(prefix="xb-cluster-")
         self.database = None
+        self.config = None
         self.instances = []
+        self.retired = []  # instances replaced by restart(), checked and cleaned up by stop()
         self.balancer = None
 
     def __enter__(self):
@@ -218,10 +220,10 @@ class Cluster:
 
     def start(self):
         self.database = harness.create_pg_database()
-        config = instance_config(self.database, self.extra_config, self.server_extra)
+        self.config = instance_config(self.database, self.extra_config, self.server_extra)
         # One at a time: the first runs the migrations, the others find them done.
         for _ in range(self.count):
-            server = harness.Server(config=config, binary=harness.TEST_BINARY)
+            server = harness.Server(config=self.config, binary=harness.TEST_BINARY)
             server.start()
             self.instances.append(server)
         self.balancer = Balancer([(self.name(i), s.port) for i, s in enumerate(self.instances)],
@@ -229,6 +231,21 @@ class Cluster:
         self.balancer.start()
         for i in range(self.count):
             self.balancer.wait_state(self.name(i), "UP", 20)
+
+    def restart(self, index):
+        """Starts instance `index` again, as a supervisor would: same config, same ports (the
+        balancer's server line names the port), once its process has ended. Returns the new
+        Server; the old one is kept for stop()'s sanitizer check."""
+        old = self.instances[index]
+        if old.proc.poll() is None:
+            raise AssertionError("instance %s still runs" % self.name(index))
+        config = self.config.replace(
+            '\nlisten = "127.0.0.1:0"', '\nlisten = "127.0.0.1:%d"' % old.port).replace(
+            'metrics_listen = "127.0.0.1:0"', 'metrics_listen = "127.0.0.1:%d"' % old.metrics_port)
+        self.retired.append(old)
+        self.instances[index] = harness.Server(config=config, binary=harness.TEST_BINARY)
+        self.instances[index].start()
+        return self.instances[index]
 
     @staticmethod
     def name(index):
@@ -249,7 +266,7 @@ class Cluster:
         if self.balancer is not None:
             self.balancer.stop()
         problems = []
-        for server in self.instances:
+        for server in self.instances + self.retired:
             server.kill()
             server.tmp.cleanup()
             try:
@@ -257,6 +274,7 @@ class Cluster:
             except AssertionError as e:
                 problems.append(str(e))
         self.instances = []
+        self.retired = []
         if self.database is not None:
             self.database.drop()
             self.database = None

@@ -6,6 +6,10 @@ of order. Used by the cluster and fault suites and by bench/.
 Every client talks only to `target` (the balancer). A failed call is retried by the client after
 a short pause; a publish that failed is not acknowledged (it may still have been stored: the
 final read may hold more than was acknowledged, never less).
+
+With `token` (a callable returning a bearer token, called per call so it may mint fresh JWTs)
+every channel the load opens, `verify`'s reads on each instance included, sends
+`authorization: Bearer <token()>` on every call (`Bearer`, a channel interceptor).
 """
 import collections
 import random
@@ -26,8 +30,43 @@ def group_id(run, t):
     return ("%s-%d" % (run, t)).encode()[:16].ljust(16, b"_")
 
 
-def new_channel(target):
-    return grpc.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)])
+class _CallDetails(collections.namedtuple(
+        "_CallDetails", ("method", "timeout", "metadata", "credentials", "wait_for_ready",
+                         "compression")), grpc.ClientCallDetails):
+    pass
+
+
+class Bearer(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor,
+             grpc.StreamUnaryClientInterceptor, grpc.StreamStreamClientInterceptor):
+    """Adds `authorization: Bearer <token()>` to every call of the channel it intercepts
+    (AUTH-005), replacing any `authorization` the caller set."""
+
+    def __init__(self, token):
+        self.token = token
+
+    def _with_token(self, details):
+        metadata = [(k, v) for k, v in (details.metadata or ()) if k != "authorization"]
+        metadata.append(("authorization", "Bearer " + self.token()))
+        return _CallDetails(details.method, details.timeout, metadata, details.credentials,
+                            details.wait_for_ready, details.compression)
+
+    def intercept_unary_unary(self, continuation, details, request):
+        return continuation(self._with_token(details), request)
+
+    def intercept_unary_stream(self, continuation, details, request):
+        return continuation(self._with_token(details), request)
+
+    def intercept_stream_unary(self, continuation, details, requests):
+        return continuation(self._with_token(details), requests)
+
+    def intercept_stream_stream(self, continuation, details, requests):
+        return continuation(self._with_token(details), requests)
+
+
+def new_channel(target, token=None):
+    """A channel to `target` on its own connection; with `token`, every call carries it."""
+    channel = grpc.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)])
+    return grpc.intercept_channel(channel, Bearer(token)) if token is not None else channel
 
 
 class Publisher(threading.Thread):
@@ -36,9 +75,9 @@ class Publisher(threading.Thread):
     their times and `failed_requests` their ([topic], [envelope]) (a fault test resends them to
     prove each was stored whole or not at all)."""
 
-    def __init__(self, target, topics, gids, seed, stop, pace_s):
+    def __init__(self, target, topics, gids, seed, stop, pace_s, token=None):
         super().__init__(daemon=True)
-        self.target, self.topics, self.gids = target, topics, gids
+        self.target, self.topics, self.gids, self.token = target, topics, gids, token
         self.rng = random.Random(seed)
         self.stop, self.pace_s = stop, pace_s
         self.acked = {t: [] for t in topics}
@@ -48,7 +87,7 @@ class Publisher(threading.Thread):
         self.failed_requests = []
 
     def run(self):
-        with new_channel(self.target) as ch:
+        with new_channel(self.target, self.token) as ch:
             n = 0
             while not self.stop.is_set():
                 chosen = self.rng.sample(range(len(self.topics)), self.rng.randint(1, 3))
@@ -75,9 +114,9 @@ class Subscriber(threading.Thread):
     for the topic across the reconnects, in order (the checker's view); `ends` counts the
     (status code name, details) that ended a stream; `reconnects` [(ended at, next Applied at)]."""
 
-    def __init__(self, target, topics, stop):
+    def __init__(self, target, topics, stop, token=None):
         super().__init__(daemon=True)
-        self.target, self.topics, self.stop = target, topics, stop
+        self.target, self.topics, self.stop, self.token = target, topics, stop, token
         self.seen = {t: [] for t in topics}
         self.ends = collections.Counter()
         self.reconnects = []
@@ -92,7 +131,7 @@ class Subscriber(threading.Thread):
 
     def run(self):
         ended_at = None
-        with new_channel(self.target) as ch:
+        with new_channel(self.target, self.token) as ch:
             while not self.stop.is_set():
                 end = self.one_stream(ch, ended_at)
                 if end is None:
@@ -141,15 +180,15 @@ class QueryReader(threading.Thread):
     """Reads a random topic with Query through the balancer until `stop`; each read is a view for
     the checker."""
 
-    def __init__(self, target, topics, seed, stop):
+    def __init__(self, target, topics, seed, stop, token=None):
         super().__init__(daemon=True)
-        self.target, self.topics, self.stop = target, topics, stop
+        self.target, self.topics, self.stop, self.token = target, topics, stop, token
         self.rng = random.Random(seed)
         self.views = []  # (topic, ids)
         self.failures = collections.Counter()
 
     def run(self):
-        with new_channel(self.target) as ch:
+        with new_channel(self.target, self.token) as ch:
             while not self.stop.is_set():
                 t = self.topics[self.rng.randrange(len(self.topics))]
                 try:
@@ -188,21 +227,22 @@ class Report:
 
 class Load:
     """`publishers` Publishers and `subscribers` Subscribers (each on `topics_per_stream` of the
-    `topics`) and one QueryReader, all through `target`."""
+    `topics`) and one QueryReader, all through `target`, each call with `token` when given."""
 
     def __init__(self, target, run, topics=8, publishers=4, subscribers=6, topics_per_stream=4,
-                 pace_s=0.01):
+                 pace_s=0.01, token=None):
         self.target = target
+        self.token = token
         self.gids = [group_id(run, t) for t in range(topics)]
         self.topics = [E.group_topic(g) for g in self.gids]
         self.stop_publishing = threading.Event()
         self.stop_reading = threading.Event()
         self.publishers = [Publisher(target, self.topics, self.gids, i, self.stop_publishing,
-                                     pace_s) for i in range(publishers)]
+                                     pace_s, token) for i in range(publishers)]
         rng = random.Random(run)
         self.subscribers = [Subscriber(target, rng.sample(self.topics, topics_per_stream),
-                                       self.stop_reading) for _ in range(subscribers)]
-        self.reader = QueryReader(target, self.topics, 1, self.stop_reading)
+                                       self.stop_reading, token) for _ in range(subscribers)]
+        self.reader = QueryReader(target, self.topics, 1, self.stop_reading, token)
 
     def start(self, timeout=30):
         """Starts every client; returns once every stream is registered."""
@@ -246,7 +286,7 @@ class Load:
         report = Report(label)
         finals = []
         for server in instances:
-            with S.own_channel(server) as ch:
+            with new_channel(server.target, self.token) as ch:
                 finals.append({t: ordering_check.read_all(ch, t) for t in self.topics})
         final = finals[0]
         report.instance_disagreements = sum(1 for f in finals[1:] for t in self.topics

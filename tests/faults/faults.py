@@ -143,17 +143,18 @@ class Observations:
 GAUGES = ("xmtp_backend_ready", "xmtp_tailer_ready")
 
 
-def observe(servers, seconds, topic, out=None):
+def observe(servers, seconds, topic, out=None, connect=S.own_channel):
     """Samples every server in `servers` until `seconds` have passed: health, the GAUGES and a
     probe of each RPC class (Publish on the primary, Query on the primary, QueryNewest on the read
-    copy, OPS-009). Returns the Observations (`out` when given, to add to it)."""
+    copy, OPS-009), on the channel `connect(server)` opens (load.new_channel with a token when
+    auth is on). Returns the Observations (`out` when given, to add to it)."""
     import health_pb2
     out = out or Observations()
     deadline = time.monotonic() + seconds
     n = 0
     while time.monotonic() < deadline:
         for server in servers:
-            with S.own_channel(server) as ch:
+            with connect(server) as ch:
                 try:
                     status = S.health_status(ch, timeout=2)
                     out.health[health_pb2.HealthCheckResponse.ServingStatus.Name(status)] += 1

@@ -3,7 +3,8 @@
 validator. Verdicts come from a table of (signer, hash, signature) the test declares valid; the
 stub checks that every eth_call carries the universal validator bytecode and the ABI layout of
 5.9.3. Modes: "ok", "revert" (a JSON-RPC error, as wallets that revert), "hang" (never answers
-until released or stopped)."""
+until released or stopped). `stop()` stops listening (an outage: connections are refused);
+`listen()` serves again on the same port, with the same verdicts."""
 import hashlib
 import http.server
 import json
@@ -51,10 +52,17 @@ class ChainStub:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.handler = Handler
+        self.port = 0
+        self.listen()
+        self.url = "http://127.0.0.1:%d/rpc" % self.port
+
+    def listen(self):
+        """Serves on `port` (a free one the first time)."""
+        self.release.clear()
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), self.handler)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
-        self.url = "http://127.0.0.1:%d/rpc" % self.port
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
 

@@ -1,5 +1,7 @@
 """Identity updates signed at test time with independent tools (identity_signers.py), and the
 spec's computed identity log (VALIDATION-vectors.json, section 8.2)."""
+import os
+
 import identity_log_vectors
 import identity_signers as S
 from identity.associations import association_pb2 as A
@@ -68,3 +70,23 @@ def revoke_wallet(inbox, ts, recovery_key, address):
         member_to_revoke=A.MemberIdentifier(ethereum_address=address),
         recovery_identifier_signature=erc191(recovery_key, text)))
     return u
+
+
+def scw_registration(stub, block, valid=True, chain="eip155:1"):
+    """(address, inbox id, envelope): a CreateInbox signed by a fresh smart-contract wallet
+    (ERC-6492 shaped) at `block` on `chain`, its verdict registered valid at `stub` (a
+    chain_stub.ChainStub) unless `valid` is False (VALIDATION.md 5.5.4, 5.9)."""
+    address = "0x" + os.urandom(20).hex()
+    nonce = int.from_bytes(os.urandom(6), "big")
+    inbox = S.inbox_id(address, nonce)
+    text = S.signature_text(inbox, 5 * 10**18, [("Create inbox", "Owner", address)])
+    sig = os.urandom(65) + b"\x64\x92" * 16  # shaped like an ERC-6492 wrapper
+    if valid:
+        stub.valid.add((bytes.fromhex(address[2:]), S.personal_message_hash(text), sig))
+    u = A.IdentityUpdate(inbox_id=inbox, client_timestamp_ns=5 * 10**18)
+    u.actions.add().create_inbox.CopyFrom(A.CreateInbox(
+        initial_identifier=address, nonce=nonce,
+        initial_identifier_signature=Sig.Signature(erc_6492=Sig.SmartContractWalletSignature(
+            account_id=chain + ":" + address.upper().replace("0X", "0x"),
+            block_number=block, signature=sig))))
+    return address, inbox, envelope(u)

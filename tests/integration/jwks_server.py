@@ -140,7 +140,9 @@ class TestCa:
 
 class JwksServer:
     """Serves one JWKS document on 127.0.0.1 (HTTPS with `ca`, or plain HTTP). `status` other
-    than 200 makes every answer fail; `keys` may be replaced at any time. Counts requests."""
+    than 200 makes every answer fail; `keys` may be replaced at any time. Counts requests.
+    `close()` stops listening (an outage: connections are refused); `listen()` serves again on
+    the same port."""
 
     def __init__(self, keys, ca=None):
         self.lock = threading.Lock()
@@ -166,11 +168,18 @@ class JwksServer:
             def log_message(self, *args):
                 pass
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.handler = Handler
+        self.ca = ca
         self.tls = ca is not None
-        if ca is not None:
+        self.port = 0
+        self.listen()
+
+    def listen(self):
+        """Serves on `port` (a free one the first time)."""
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), self.handler)
+        if self.ca is not None:
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            context.load_cert_chain(ca.cert_file, ca.key_file)
+            context.load_cert_chain(self.ca.cert_file, self.ca.key_file)
             self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

@@ -12,12 +12,10 @@ import grpc
 
 import chain_stub
 import harness
-import identity_signers as S
 import identity_updates as U
 from google.rpc import status_pb2
 from identity.api.v1 import identity_pb2
 from identity.associations import association_pb2 as A
-from identity.associations import signature_pb2 as Sig
 from xmtp.backend.v1 import backend_pb2
 
 PUBLISH = "/xmtp.backend.v1.PublishService/Publish"
@@ -195,20 +193,7 @@ class ScwTest(unittest.TestCase):
     # ---- identity updates signed by a smart-contract wallet (5.5.4, 5.9.2)
 
     def scw_registration(self, block, valid=True, chain="eip155:1"):
-        address = "0x" + os.urandom(20).hex()
-        nonce = int.from_bytes(os.urandom(6), "big")
-        inbox = S.inbox_id(address, nonce)
-        text = S.signature_text(inbox, 5 * 10**18, [("Create inbox", "Owner", address)])
-        sig = os.urandom(65) + b"\x64\x92" * 16  # shaped like an ERC-6492 wrapper
-        if valid:
-            self.stub.valid.add((bytes.fromhex(address[2:]), S.personal_message_hash(text), sig))
-        u = A.IdentityUpdate(inbox_id=inbox, client_timestamp_ns=5 * 10**18)
-        u.actions.add().create_inbox.CopyFrom(A.CreateInbox(
-            initial_identifier=address, nonce=nonce,
-            initial_identifier_signature=Sig.Signature(erc_6492=Sig.SmartContractWalletSignature(
-                account_id=chain + ":" + address.upper().replace("0X", "0x"),
-                block_number=block, signature=sig))))
-        return address, inbox, U.envelope(u)
+        return U.scw_registration(self.stub, block, valid, chain)
 
     def publish(self, env):
         with self.server.channel() as ch:
