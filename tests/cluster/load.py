@@ -21,7 +21,6 @@ import grpc
 import envelopes as E
 import ordering_check
 import stream_client as S
-from xmtp.backend.v1 import backend_pb2
 
 RETRY_PAUSE_S = 0.05
 
@@ -334,3 +333,20 @@ class Load:
         last = max(failed)
         later = [a for p in self.publishers for a in p.acked_at if a > last]
         return (min(later) - moment) if later else float("inf")
+
+
+def check_no_loss(test, report, min_acknowledged=100):
+    """What every run under load must show, fault or not: nothing acknowledged lost, every stream
+    and Query view a gap-free, duplicate-free prefix, the instances agreeing. Prints the report."""
+    print(report.line())
+    print("  stream ends: %s" % dict(report.stream_end_details))
+    print("  query failures: %s" % dict(report.query_failures))
+    for line in report.details:
+        print("  " + line)
+    test.assertEqual(report.details, [])
+    test.assertGreater(report.acknowledged, min_acknowledged)
+    test.assertEqual(report.lost, 0)
+    test.assertGreaterEqual(report.found, report.acknowledged)
+    test.assertEqual(report.stream_gaps, 0)
+    test.assertEqual(report.query_gaps, 0)
+    test.assertEqual(report.instance_disagreements, 0)

@@ -57,6 +57,18 @@ def refreshes(server, result):
     return S.value(S.scrape(server), "xmtp_auth_jwks_refresh_total", result=result)
 
 
+def assert_unnoticed(test, report, seen):
+    """The fault reached no client: no publish, Query or stream failed, every probe answered OK,
+    health SERVING throughout; and nothing acknowledged was lost."""
+    F.check_no_loss(test, report)
+    test.assertEqual(dict(report.publish_failures), {})
+    test.assertEqual(dict(report.query_failures), {})
+    test.assertEqual(dict(report.stream_ends), {})
+    for rpc in ("Publish", "Query", "QueryNewest"):
+        test.assertEqual(seen.codes(rpc), {"OK"}, seen.probes[rpc])
+    test.assertEqual(set(seen.health), {"SERVING"})
+
+
 class HealthWatch(threading.Thread):
     """grpc.health.v1 Watch on one instance until it ends; `statuses` every status it sent."""
 
@@ -126,15 +138,9 @@ class JwksOutageTest(unittest.TestCase):
               "\"JWKS refresh failed\" warnings %s" % (back_at - down_at, errors, warned))
         for line in seen.lines():
             print("  " + line)
-        F.check_no_loss(self, report)
         # Requests kept succeeding on the cached set: nothing failed, no stream ended, every
         # probe (with a token minted during the outage) answered, health SERVING throughout.
-        self.assertEqual(dict(report.publish_failures), {})
-        self.assertEqual(dict(report.query_failures), {})
-        self.assertEqual(dict(report.stream_ends), {})
-        for rpc in ("Publish", "Query", "QueryNewest"):
-            self.assertEqual(seen.codes(rpc), {"OK"}, seen.probes[rpc])
-        self.assertEqual(set(seen.health), {"SERVING"})
+        assert_unnoticed(self, report, seen)
         self.assertEqual(seen.gauges["xmtp_backend_ready"], {1.0})
         # Each failed refresh counted (one per period), the set kept, nothing rejected.
         for n in errors:
@@ -337,14 +343,8 @@ class ChainOutageTest(unittest.TestCase):
               (len(scw.failed), len(resent), len(side), len(scw.acked)))
         for line in seen.lines():
             print("  " + line)
-        F.check_no_loss(self, report)
         # Publishes of other envelopes, reads and streams never noticed; health SERVING.
-        self.assertEqual(dict(report.publish_failures), {})
-        self.assertEqual(dict(report.query_failures), {})
-        self.assertEqual(dict(report.stream_ends), {})
-        for rpc in ("Publish", "Query", "QueryNewest"):
-            self.assertEqual(seen.codes(rpc), {"OK"}, seen.probes[rpc])
-        self.assertEqual(set(seen.health), {"SERVING"})
+        assert_unnoticed(self, report, seen)
         # During the outage (a check running when it began or ended may still have passed):
         # every SCW answer that failed is UNAVAILABLE with the verifier's words, never a verdict.
         unavailable = ("UNAVAILABLE", "signature verifier unavailable")
