@@ -7,8 +7,8 @@
 // matters on a machine where the client shares the CPUs with the server and PostgreSQL. verify
 // always uses grpc++ sync stubs. The stream modes (stream_modes.cc) drive thousands of subscriber
 // streams from one worker thread (h2_stream_client.h or stream_client.h); their publishers use
-// grpc++ sync stubs. Built by bench/publish.sh and bench/streams.sh into a private directory; the
-// main build never includes it (CI must not depend on grpc++ or libnghttp2).
+// grpc++ sync stubs. Built by bench/publish.sh, bench/streams.sh and bench/soak.sh into a private
+// directory; the main build never includes it (only CI's soak step needs grpc++).
 //
 //   loadgen --target HOST:PORT --mode MODE [options]
 //   unary modes: publish | query | newest | verify | v3-send | v3-query
