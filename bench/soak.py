@@ -12,9 +12,10 @@ Goals (how each is judged):
 - RSS flat after warm-up: per instance, the largest RSS sample of the last third of the
   post-warm-up span is within 10% of the first post-warm-up sample;
 - p99 stable: the median of the per-interval publish p99s (the publisher's own timings, through
-  the balancer) of the last third of the post-warm-up span is within 20% of that of its first
+  the balancer) of the last third of the post-warm-up span is at most 20% above that of its first
   third. A median of intervals, so that one interval slowed by other work on the machine does not
-  decide it.
+  decide it. One-sided: the soak looks for latency that grows with time; a last third faster than
+  the first says the first was disturbed (warming, other work), and is printed, not failed.
 """
 import argparse
 import os
@@ -271,7 +272,8 @@ class Judgement:
                 self.lines.append("ok   " + text)
 
     def p99(self):
-        """The median of the per-interval publisher p99s, last third against first third."""
+        """The median of the per-interval publisher p99s, last third against first third: fails
+        when it grew by more than P99_SLACK."""
         def median_p99(rows):
             vals = [r["p99_ms"] for r in rows if r["publishes"] >= MIN_INTERVAL_PUBLISHES]
             return statistics.median(vals) if vals else None
@@ -281,9 +283,12 @@ class Judgement:
                       MIN_INTERVAL_PUBLISHES)
             return
         text = ("publish p99 (median of 10-s intervals): first third %.2f ms, last third %.2f ms "
-                "(%+.1f%%, goal within %d%%)" % (a, b, 100 * (b / a - 1), 100 * P99_SLACK))
-        if abs(b - a) > P99_SLACK * a:
+                "(%+.1f%%, goal <= +%d%%)" % (a, b, 100 * (b / a - 1), 100 * P99_SLACK))
+        if b > a * (1 + P99_SLACK):
             self.fail("p99_stable", text)
+        elif b < a * (1 - P99_SLACK):
+            self.lines.append("ok   %s; faster at the end: the first third was slowed (warming "
+                              "up, or other work on the machine)" % text)
         else:
             self.lines.append("ok   " + text)
 

@@ -5,7 +5,8 @@
 # subscribe-latency). Every 10 s it samples each instance's RSS and open file descriptors, the
 # publish p99 of the interval and the database size into a CSV, plotted into an SVG (gnuplot).
 # At the end it checks the goals and exits 1 when one fails: nothing lost, RSS flat after the
-# warm-up, p99 stable within 20%. See bench/README.md ("bench/soak.sh").
+# warm-up, publish p99 at the end at most 20% above its level after the warm-up. See
+# bench/README.md ("bench/soak.sh").
 #
 #   bench/soak.sh [--minutes M | --seconds S] [--streams N] [--topics T] [--rate R]
 #                 [--instances N] [--warmup S] [--out DIR] [--binary PATH]
@@ -31,7 +32,7 @@ binary="$ROOT/build/src/xmtp-backend"
 out="$ROOT/build/soak"
 py_args=()
 usage() {
-  sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 positive() { [[ "$2" =~ ^[1-9][0-9]*$ ]] || { echo "$1 wants a positive integer" >&2; exit 2; }; }
 while [[ $# -gt 0 ]]; do
