@@ -434,6 +434,9 @@ def main():
     title = ("%d instances, %d streams over %d topics, %d publishes/s for %d s" % (
         args.instances, args.streams, args.topics, args.rate, args.seconds))
     print("soak: " + title + "; warm-up %d s; results in %s" % (args.warmup, args.out), flush=True)
+    for path in paths.values():  # a previous run's publishes.log would be read as this run's
+        if os.path.exists(path):
+            os.remove(path)
     rows, names, load, lost, disagreements, alive, failed = run_cluster(args, paths)
     r = load.result
     out = ["soak: " + title,
