@@ -84,6 +84,7 @@ class PublishLog {
     std::string line =
         std::to_string(sent_ns) + " " + std::to_string(latency_us) + " " + std::to_string(code);
     for (const auto& m : resp.envelope_metas()) {
+      if (code != 0) break;  // a failed call acknowledged nothing
       line += ' ';
       for (const unsigned char c : m.topic().topic()) {
         line += kHex[c >> 4];
