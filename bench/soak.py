@@ -11,11 +11,12 @@ Goals (how each is judged):
   failed Publish;
 - RSS flat after warm-up: per instance, the largest RSS sample of the last third of the
   post-warm-up span is within 10% of the first post-warm-up sample;
-- p99 stable: the median of the per-interval publish p99s (the publisher's own timings, through
-  the balancer) of the last third of the post-warm-up span is at most 20% above that of its first
-  third. A median of intervals, so that one interval slowed by other work on the machine does not
-  decide it. One-sided: the soak looks for latency that grows with time; a last third faster than
-  the first says the first was disturbed (warming, other work), and is printed, not failed.
+- p99 stable: the per-interval publish p99s after the warm-up (the publisher's own timings,
+  through the balancer; intervals with at least half the expected calls) show no upward trend of
+  more than 20%: their Theil-Sen slope (the median of the slopes between every pair of intervals,
+  which a few slow intervals cannot move) times the post-warm-up time, against their median.
+  One-sided: the soak looks for latency that grows with time; a downward trend says the early
+  intervals were slowed (warming, other work on the machine), and is printed, not failed.
 """
 import argparse
 import os
@@ -32,7 +33,14 @@ import stream_client as S
 INTERVAL_S = 10
 RSS_SLACK = 0.10
 P99_SLACK = 0.20
-MIN_INTERVAL_PUBLISHES = 20  # an interval with fewer has no p99 worth judging
+MIN_INTERVAL_SHARE = 0.5  # an interval with fewer calls than this share of its due is not judged
+
+
+def theil_sen_slope(points):
+    """The median of the slopes between every pair of (x, y) points with distinct x."""
+    slopes = [(y2 - y1) / (x2 - x1) for i, (x1, y1) in enumerate(points)
+              for x2, y2 in points[i + 1:] if x2 != x1]
+    return statistics.median(slopes)
 
 
 def percentile(values, p):
@@ -243,6 +251,7 @@ class Judgement:
         self.lines, self.failed = [], []
         self.names = names
         span = (seconds - warmup) / 3.0
+        self.judged_s = seconds - warmup
         self.post = [r for r in rows if warmup <= r["t"] <= seconds + INTERVAL_S / 2]
         self.first = [r for r in self.post if r["t"] < warmup + span]
         self.last = [r for r in self.post if r["t"] >= warmup + 2 * span]
@@ -271,24 +280,30 @@ class Judgement:
             else:
                 self.lines.append("ok   " + text)
 
-    def p99(self):
-        """The median of the per-interval publisher p99s, last third against first third: fails
-        when it grew by more than P99_SLACK."""
-        def median_p99(rows):
-            vals = [r["p99_ms"] for r in rows if r["publishes"] >= MIN_INTERVAL_PUBLISHES]
-            return statistics.median(vals) if vals else None
-        a, b = median_p99(self.first), median_p99(self.last)
-        if a is None or b is None:
-            self.fail("p99_stable", "no interval with %d publishes to judge" %
-                      MIN_INTERVAL_PUBLISHES)
+    def p99(self, rate):
+        """The Theil-Sen trend of the per-interval publisher p99s across the post-warm-up time,
+        against their median: fails when it rises by more than P99_SLACK."""
+        full = [r for r in self.post if r["publishes"] >= MIN_INTERVAL_SHARE * rate * INTERVAL_S]
+        if len(full) < 3:
+            self.fail("p99_stable", "%d full intervals after the warm-up, too few to judge" %
+                      len(full))
             return
-        text = ("publish p99 (median of 10-s intervals): first third %.2f ms, last third %.2f ms "
-                "(%+.1f%%, goal <= +%d%%)" % (a, b, 100 * (b / a - 1), 100 * P99_SLACK))
-        if b > a * (1 + P99_SLACK):
+        slope = theil_sen_slope([(r["t"], r["p99_ms"]) for r in full])
+        drift = slope * self.judged_s
+        median = statistics.median(r["p99_ms"] for r in full)
+
+        def third_median(part):  # for the reader: the level early and late
+            vals = [r["p99_ms"] for r in part if r in full]
+            return "%.2f ms" % statistics.median(vals) if vals else "-"
+        text = ("publish p99 trend after warm-up: %+.2f ms over %d s, %+.1f%% of the median "
+                "interval p99 %.2f ms (goal <= +%d%%); medians of the first and last thirds %s, "
+                "%s" % (drift, self.judged_s, 100 * drift / median, median, 100 * P99_SLACK,
+                        third_median(self.first), third_median(self.last)))
+        if drift > P99_SLACK * median:
             self.fail("p99_stable", text)
-        elif b < a * (1 - P99_SLACK):
-            self.lines.append("ok   %s; faster at the end: the first third was slowed (warming "
-                              "up, or other work on the machine)" % text)
+        elif drift < -P99_SLACK * median:
+            self.lines.append("ok   %s; faster at the end: the early intervals were slowed "
+                              "(warming up, or other work on the machine)" % text)
         else:
             self.lines.append("ok   " + text)
 
@@ -304,7 +319,7 @@ class Judgement:
             self.lines.append("ok   " + text)
 
 
-def figures(rows, names, warmup):
+def figures(rows, names, warmup, rate):
     """The figures the lead quotes, as lines: RSS and FDs per instance (before the streams, after
     the warm-up, at the end), the per-interval p99 range, the database's growth."""
     post = [r for r in rows if r["t"] >= warmup] or rows
@@ -314,7 +329,7 @@ def figures(rows, names, warmup):
         fds = [r["fds_" + n] for r in (rows[0], post[0], rows[-1])]
         out.append("%s: RSS %.1f MiB before the streams, %.1f after warm-up, %.1f at the end; "
                    "FDs %s, %s, %s" % tuple([n] + rss + fds))
-    p99s = [r["p99_ms"] for r in post if r["publishes"] >= MIN_INTERVAL_PUBLISHES]
+    p99s = [r["p99_ms"] for r in post if r["publishes"] >= MIN_INTERVAL_SHARE * rate * INTERVAL_S]
     if p99s:
         out.append("publish p99 per 10-s interval after warm-up: %.2f-%.2f ms (median %.2f); "
                    "server-side (histogram, interpolated) %s" % (
@@ -443,14 +458,14 @@ def main():
            "streams acknowledged in %s s; published %s envelopes (%d calls failed); deliveries "
            "expected %s, received %s" % (r["open_s"], r["published"], failed, r["expected"],
                                          r["received"])]
-    out += figures(rows, names, args.warmup)
+    out += figures(rows, names, args.warmup, args.rate)
     judge = Judgement(rows, names, args.seconds, args.warmup)
     judge.lost(lost, disagreements, r, failed)
     if alive != args.instances:
         judge.fail("instances", "%d of %d instances still running" % (alive, args.instances))
     if "samples" not in judge.failed:
         judge.rss()
-        judge.p99()
+        judge.p99(args.rate)
     out += judge.lines
     if not plot(paths["csv"], paths["svg"], names, title, args.warmup, rows):
         judge.fail("plot", "gnuplot could not plot %s" % paths["csv"])
