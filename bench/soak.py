@@ -16,7 +16,9 @@ Goals (how each is judged):
   more than 20%: their Theil-Sen slope (the median of the slopes between every pair of intervals,
   which a few slow intervals cannot move) times the post-warm-up time, against their median.
   One-sided: the soak looks for latency that grows with time; a downward trend says the early
-  intervals were slowed (warming, other work on the machine), and is printed, not failed.
+  intervals were slowed (warming, other work on the machine), and is printed, not failed. A run
+  with fewer than MIN_JUDGED_INTERVALS full intervals after the warm-up (CI's 2-minute form has
+  9 or 10) prints the trend without judging it.
 """
 import argparse
 import os
@@ -34,6 +36,10 @@ INTERVAL_S = 10
 RSS_SLACK = 0.10
 P99_SLACK = 0.20
 MIN_INTERVAL_SHARE = 0.5  # an interval with fewer calls than this share of its due is not judged
+# Fewer full intervals after the warm-up than this, and the p99 trend is printed, not judged: in
+# 2-minute runs (9 or 10 intervals) on the shared 2-core machine it read +9.6%, -22.4% and -24%
+# with no drift, so a 20% gate there would fail on the machine's noise.
+MIN_JUDGED_INTERVALS = 20
 
 
 def theil_sen_slope(points):
@@ -299,7 +305,11 @@ class Judgement:
                 "interval p99 %.2f ms (goal <= +%d%%); medians of the first and last thirds %s, "
                 "%s" % (drift, self.judged_s, 100 * drift / median, median, 100 * P99_SLACK,
                         third_median(self.first), third_median(self.last)))
-        if drift > P99_SLACK * median:
+        if len(full) < MIN_JUDGED_INTERVALS:
+            self.lines.append("--   %s; not judged: %d full intervals after the warm-up, %d needed "
+                              "to tell a drift from the machine's noise" % (
+                                  text, len(full), MIN_JUDGED_INTERVALS))
+        elif drift > P99_SLACK * median:
             self.fail("p99_stable", text)
         elif drift < -P99_SLACK * median:
             self.lines.append("ok   %s; faster at the end: the early intervals were slowed "

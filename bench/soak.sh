@@ -5,7 +5,7 @@
 # subscribe-latency). Every 10 s it samples each instance's RSS and open file descriptors, the
 # publish p99 of the interval and the database size into a CSV, plotted into an SVG (gnuplot).
 # At the end it checks the goals and exits 1 when one fails: nothing lost, RSS flat after the
-# warm-up, publish p99 at the end at most 20% above its level after the warm-up. See
+# warm-up, publish p99 trending up by at most 20% (judged in runs of 20 intervals or more). See
 # bench/README.md ("bench/soak.sh").
 #
 #   bench/soak.sh [--minutes M | --seconds S] [--streams N] [--topics T] [--rate R]
