@@ -54,7 +54,7 @@ pick_port() {
 # when a source or .proto changed. Our sources compile with -Wall -Wextra (the generated code
 # without). Needs ROOT, PROTO_DIR, GEN_DIR, log and die, and the Debian packages libgrpc++-dev,
 # protobuf-compiler-grpc, libnghttp2-dev, libsqlite3-dev. No CMakeLists includes them, so the
-# main build and CI never need grpc++.
+# main build never needs grpc++ (CI installs it for bench/soak.sh alone).
 build_loadgen() {
   local protos stamp f o srcs grpcxx_flags grpcxx_libs
   mapfile -t protos < <(proto_closure xmtp/backend/v1/backend.proto)

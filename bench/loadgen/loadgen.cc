@@ -7,8 +7,8 @@
 // matters on a machine where the client shares the CPUs with the server and PostgreSQL. verify
 // always uses grpc++ sync stubs. The stream modes (stream_modes.cc) drive thousands of subscriber
 // streams from one worker thread (h2_stream_client.h or stream_client.h); their publishers use
-// grpc++ sync stubs. Built by bench/publish.sh and bench/streams.sh into a private directory; the
-// main build never includes it (CI must not depend on grpc++ or libnghttp2).
+// grpc++ sync stubs. Built by bench/publish.sh, bench/streams.sh and bench/soak.sh into a private
+// directory; the main build never includes it (only CI's soak step needs grpc++).
 //
 //   loadgen --target HOST:PORT --mode MODE [options]
 //   unary modes: publish | query | newest | verify | v3-send | v3-query
@@ -47,6 +47,11 @@
 //                      on CLOCK_MONOTONIC, as `perf record -k CLOCK_MONOTONIC` stamps events),
 //                      to find which publishes were slow and whether the time went before or
 //                      in the fan-out
+//     --publish-log F  subscribe-latency: also append one line per Publish call to F as it
+//                      ends, written through at once (bench/soak.sh reads it while the run
+//                      goes on): "<sent ns> <latency us> <grpc code> <topic hex>:<id> ..." (the
+//                      send time on CLOCK_MONOTONIC; a topic:id pair per acknowledged envelope,
+//                      none for a failed call)
 //     --prefill N      deliver: envelopes published to each topic first           [10000]
 //     --settle S       idle-streams: pause before each RSS reading                 [2]
 //     --open-timeout S every stream must have started within this                 [120]
@@ -273,8 +278,8 @@ bool Verify(const Options& o) {
                "[--transport h2|grpc] [--envelopes E] [--payload B] [--topics T] [--limit L] "
                "[--duration S] [--warmup S] [--server-pid P] [--subscribers S] "
                "[--stream static|bidi] [--streams-per-channel M] [--rate R] [--grace S] "
-               "[--publishes-file F] [--prefill N] [--settle S] [--open-timeout S]\n(the "
-               "comment at the top of "
+               "[--publishes-file F] [--publish-log F] [--prefill N] [--settle S] "
+               "[--open-timeout S]\n(the comment at the top of "
                "bench/loadgen/loadgen.cc explains each)\n",
                why);
   std::exit(2);
@@ -369,6 +374,8 @@ Options Parse(int argc, char** argv) {
                          : o.open_timeout_s) = num;
     } else if (a == "--publishes-file") {
       o.publishes_file = v;
+    } else if (a == "--publish-log") {
+      o.publish_log = v;
     } else if (a == "--server-pid") {
       if (!numeric || num < 1) Usage("--server-pid wants a pid");
       o.server_pid = static_cast<long>(num);

@@ -60,6 +60,7 @@ struct Options {
   Transport transport = Transport::kH2;  // unary and stream modes
   double grace_s = 2;                    // after the publishers stop, wait this long for deliveries
   std::string publishes_file;   // subscribe-latency: per-publish first/last delivery (empty: none)
+  std::string publish_log;      // subscribe-latency: every Publish call as it ends (empty: none)
   int prefill = 10000;          // deliver: envelopes published to each topic before streaming
   double settle_s = 2;          // idle-streams: wait before each RSS reading
   double open_timeout_s = 120;  // every stream must have started within this

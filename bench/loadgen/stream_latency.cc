@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -56,6 +57,49 @@ class LatencyObserver : public BaseObserver {
 // subscribe-latency
 // ---------------------------------------------------------------------------------------------
 
+// --publish-log: one line per Publish call as it ends, written through (line-buffered) so that a
+// reader (bench/soak.sh) sees it while the run goes on. Publisher threads share it: each line is
+// one fwrite, which stdio locks.
+class PublishLog {
+ public:
+  explicit PublishLog(const std::string& path) {
+    if (path.empty()) return;
+    file_ = std::fopen(path.c_str(), "w");
+    if (file_ == nullptr) {
+      std::fprintf(stderr, "loadgen: cannot write %s\n", path.c_str());
+      std::exit(2);
+    }
+    std::setvbuf(file_, nullptr, _IOLBF, 1 << 16);
+  }
+  ~PublishLog() {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+  PublishLog(const PublishLog&) = delete;
+  PublishLog& operator=(const PublishLog&) = delete;
+
+  // "<sent ns> <latency us> <grpc code> <topic hex>:<id> ..." (no pairs for a failed call).
+  void Write(uint64_t sent_ns, uint64_t latency_us, int code, const v1::PublishResponse& resp) {
+    if (file_ == nullptr) return;
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string line =
+        std::to_string(sent_ns) + " " + std::to_string(latency_us) + " " + std::to_string(code);
+    for (const auto& m : resp.envelope_metas()) {
+      if (code != 0) break;  // a failed call acknowledged nothing
+      line += ' ';
+      for (const unsigned char c : m.topic().topic()) {
+        line += kHex[c >> 4];
+        line += kHex[c & 15];
+      }
+      line += ':' + std::to_string(m.cursor().sequence_id());
+    }
+    line += '\n';
+    std::fwrite(line.data(), 1, line.size(), file_);
+  }
+
+ private:
+  FILE* file_ = nullptr;
+};
+
 struct PublisherResult {
   uint64_t ok = 0;
   uint64_t envelopes_measured = 0;
@@ -64,7 +108,8 @@ struct PublisherResult {
 };
 
 void RunPublisher(const Options& o, const RunState& run, int p, Clock::time_point stop,
-                  const std::vector<uint64_t>& subscribers_of, PublisherResult& out) {
+                  const std::vector<uint64_t>& subscribers_of, PublishLog& log,
+                  PublisherResult& out) {
   auto channel = MakeChannel(o.target, 1000000 + p);
   auto stub = v1::PublishService::NewStub(channel);
   uint64_t topic_cursor = static_cast<uint64_t>(p);
@@ -98,6 +143,7 @@ void RunPublisher(const Options& o, const RunState& run, int p, Clock::time_poin
       StampSendTime(*env.mutable_group_message()->mutable_data(), sent);
     }
     const grpc::Status s = stub->Publish(&ctx, req, &resp);
+    log.Write(sent, (SteadyNs(Clock::now()) - sent) / 1000, s.error_code(), resp);
     if (!s.ok()) {
       out.errors.Add(s.error_code(), s.error_message());
       continue;
@@ -140,6 +186,11 @@ int RunLatency(const Options& o) {
   const auto topic_of = [&](int i) { return TopicOf(RunGroupId(run.run, i % o.topics)); };
   const double open_s = OpenAndWait(o, run, pool, 0, n, topic_of);
   if (open_s < 0) return OpenFailure(pool);
+  // Said at once, so a script watching the run knows when publishing starts.
+  std::printf("loadgen subscribe-latency: %d streams acknowledged in %.2f s; publishing\n", n,
+              open_s);
+  std::fflush(stdout);
+  PublishLog log(o.publish_log);
   std::vector<uint64_t> subscribers_of(static_cast<size_t>(o.topics));
   for (int i = 0; i < n; ++i) ++subscribers_of[static_cast<size_t>(i % o.topics)];
 
@@ -152,7 +203,8 @@ int RunLatency(const Options& o) {
   std::vector<std::thread> threads;
   for (int p = 0; p < o.clients; ++p) {
     threads.emplace_back(RunPublisher, std::cref(o), std::cref(run), p, stop,
-                         std::cref(subscribers_of), std::ref(pubs[static_cast<size_t>(p)]));
+                         std::cref(subscribers_of), std::ref(log),
+                         std::ref(pubs[static_cast<size_t>(p)]));
   }
   std::this_thread::sleep_until(measure_start);
   const double cpu0 = ProcessCpuSeconds(o.server_pid);
