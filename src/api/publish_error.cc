@@ -1,6 +1,8 @@
 #include "api/publish_error.h"
 
-#include "google/rpc/status.pb.h"
+#include <utility>
+
+#include "api/status_detail.h"
 
 namespace xb::api {
 
@@ -19,28 +21,14 @@ Status PublishRejected(v1::PublishError::Reason reason, std::optional<uint32_t> 
   }
   error.set_reason(reason);
   error.set_message(message);
-  google::rpc::Status detail;
-  detail.set_code(static_cast<int>(StatusCode::kInvalidArgument));
-  detail.set_message(message);
-  auto* any = detail.add_details();
-  any->set_type_url(kTypeUrl);
-  any->set_value(error.SerializeAsString());
-  Status status(StatusCode::kInvalidArgument, std::move(message));
-  status.set_details(detail.SerializeAsString());
-  return status;
+  return StatusWithDetail(StatusCode::kInvalidArgument, std::move(message), kTypeUrl,
+                          error.SerializeAsString());
 }
 
 std::optional<v1::PublishError> PublishErrorOf(const Status& status) {
-  if (status.details().empty()) {
-    return std::nullopt;
-  }
-  google::rpc::Status detail;
-  if (!detail.ParseFromString(status.details()) || detail.details_size() != 1 ||
-      detail.details(0).type_url() != kTypeUrl) {
-    return std::nullopt;
-  }
+  const std::optional<std::string> value = DetailOf(status, kTypeUrl);
   v1::PublishError error;
-  if (!error.ParseFromString(detail.details(0).value())) {
+  if (!value || !error.ParseFromString(*value)) {
     return std::nullopt;
   }
   return error;

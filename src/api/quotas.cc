@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "api/status_detail.h"
 #include "google/rpc/error_details.pb.h"
-#include "google/rpc/status.pb.h"
 
 namespace xb::api {
 
@@ -125,25 +125,14 @@ Status QuotaExhausted(std::string message, std::chrono::nanoseconds delay) {
   const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(delay);
   retry.mutable_retry_delay()->set_seconds(seconds.count());
   retry.mutable_retry_delay()->set_nanos(static_cast<int32_t>((delay - seconds).count()));
-  google::rpc::Status detail;
-  detail.set_code(static_cast<int>(StatusCode::kResourceExhausted));
-  detail.set_message(message);
-  auto* any = detail.add_details();
-  any->set_type_url(kRetryInfoType);
-  any->set_value(retry.SerializeAsString());
-  Status status(StatusCode::kResourceExhausted, std::move(message));
-  status.set_details(detail.SerializeAsString());
-  return status;
+  return StatusWithDetail(StatusCode::kResourceExhausted, std::move(message), kRetryInfoType,
+                          retry.SerializeAsString());
 }
 
 std::optional<std::chrono::nanoseconds> RetryDelayOf(const Status& status) {
-  google::rpc::Status detail;
-  if (status.details().empty() || !detail.ParseFromString(status.details()) ||
-      detail.details_size() != 1 || detail.details(0).type_url() != kRetryInfoType) {
-    return std::nullopt;
-  }
+  const std::optional<std::string> value = DetailOf(status, kRetryInfoType);
   google::rpc::RetryInfo retry;
-  if (!retry.ParseFromString(detail.details(0).value())) {
+  if (!value || !retry.ParseFromString(*value)) {
     return std::nullopt;
   }
   return std::chrono::seconds(retry.retry_delay().seconds()) +

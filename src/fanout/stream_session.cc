@@ -457,6 +457,26 @@ WaveRead StreamSession::PlanWaveRead(std::vector<store::CatchUpRange> ranges) co
                   .read_budget = std::max<uint64_t>(budget, limits_.catch_up_read_bytes)};
 }
 
+asio::awaitable<FetchedWave> StreamSession::FetchWave(std::vector<store::CatchUpRange> ranges,
+                                                      const std::vector<RegistrationPtr>& regs) {
+  WaveRead read = PlanWaveRead(std::move(ranges));
+  const uint64_t budget = read.budget;
+  auto job = [read = std::move(read)]() -> WaveResult { return ReadWave(read); };
+  auto result = co_await deps_.db->Run(std::move(job));
+  if (call_->ended()) {
+    co_return FetchedWave{};
+  }
+  if (auto* error = std::get_if<store::StoreError>(&result)) {
+    co_return FetchedWave{.wave = std::nullopt, .ending = ReadFailure(*error, *deps_.metrics)};
+  }
+  Wave& fetched = std::get<Wave>(result);
+  if (fetched.per_range.size() != regs.size() ||
+      LostARow(fetched, regs, budget, limits_.max_envelope_bytes)) {
+    co_return FetchedWave{.wave = std::nullopt, .ending = DatabaseFailure()};
+  }
+  co_return FetchedWave{.wave = std::move(fetched), .ending = std::nullopt};
+}
+
 // implements: API-261 (round-robin waves), STORE.md 7 (catch-up history), ARC-086, ARC-087
 asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
   // The wave: up to turn_topics registrations from the front of the queue.
@@ -465,21 +485,11 @@ asio::awaitable<std::optional<Ending>> StreamSession::CatchUpWave() {
   if (wave.empty()) {
     co_return std::nullopt;
   }
-  WaveRead read = PlanWaveRead(std::move(ranges));
-  const uint64_t budget = read.budget;
-  auto job = [read = std::move(read)]() -> WaveResult { return ReadWave(read); };
-  auto result = co_await deps_.db->Run(std::move(job));
-  if (call_->ended()) {
-    co_return std::nullopt;
+  FetchedWave read = co_await FetchWave(std::move(ranges), wave);
+  if (!read.wave) {
+    co_return std::move(read.ending);
   }
-  if (auto* error = std::get_if<store::StoreError>(&result)) {
-    co_return ReadFailure(*error, *deps_.metrics);
-  }
-  Wave& fetched = std::get<Wave>(result);
-  if (fetched.per_range.size() != wave.size() ||
-      LostARow(fetched, wave, budget, limits_.max_envelope_bytes)) {
-    co_return DatabaseFailure();
-  }
+  Wave& fetched = *read.wave;
   if (auto ending = QueueWave(wave, fetched)) {
     co_return ending;
   }

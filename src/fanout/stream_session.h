@@ -107,6 +107,7 @@ struct StreamWire {
 
 // A catch-up wave's rows as read, and what one wave reads (fanout/wave_read.h).
 struct Wave;
+struct FetchedWave;
 struct WaveRead;
 
 struct CatchupTargetOut {
@@ -196,6 +197,9 @@ class StreamSession {
   bool HasCatchUp() const { return !catch_up_.empty() || !waves_.empty(); }
   // A wave read of `ranges` under the stream's catch-up budget (what may be queued now).
   WaveRead PlanWaveRead(std::vector<store::CatchUpRange> ranges) const;
+  // Reads `ranges` (of `regs`, one each) on the DB pool (wave_read.h).
+  boost::asio::awaitable<FetchedWave> FetchWave(std::vector<store::CatchUpRange> ranges,
+                                                const std::vector<RegistrationPtr>& regs);
   // XIP-83 waves (stream_session_waves.cc): one merged pass of the front wave, then its
   // completion when every topic reached its target.
   boost::asio::awaitable<std::optional<Ending>> WavePass();

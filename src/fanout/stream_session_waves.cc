@@ -54,21 +54,11 @@ asio::awaitable<std::optional<Ending>> StreamSession::WavePass() {
     ranges.push_back(store::CatchUpRange{regs[i]->topic, regs[i]->floor, states[i].needed});
     read_regs.push_back(regs[i]);
   }
-  WaveRead read = PlanWaveRead(ranges);
-  const uint64_t budget = read.budget;
-  auto job = [read = std::move(read)]() -> WaveResult { return ReadWave(read); };
-  auto result = co_await deps_.db->Run(std::move(job));
-  if (call_->ended()) {
-    co_return std::nullopt;
+  FetchedWave read = co_await FetchWave(ranges, read_regs);
+  if (!read.wave) {
+    co_return std::move(read.ending);
   }
-  if (auto* error = std::get_if<store::StoreError>(&result)) {
-    co_return ReadFailure(*error, *deps_.metrics);
-  }
-  Wave& fetched = std::get<Wave>(result);
-  if (fetched.per_range.size() != chosen.size() ||
-      LostARow(fetched, read_regs, budget, limits_.max_envelope_bytes)) {
-    co_return DatabaseFailure();
-  }
+  Wave& fetched = *read.wave;
   std::vector<TopicRead> reads(regs.size());
   for (size_t k = 0; k < chosen.size(); ++k) {
     const auto& rows = fetched.per_range[k];

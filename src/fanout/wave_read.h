@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -49,6 +50,13 @@ struct WaveRead {
 };
 
 using WaveResult = std::variant<Wave, store::StoreError>;
+
+// A wave read as the session sees it: the wave, or else the ending (none when the call ended
+// meanwhile): a store error, or a row lost between the pages of the read.
+struct FetchedWave {
+  std::optional<Wave> wave;
+  std::optional<Ending> ending;
+};
 
 // The wave job, on a DB pool thread: from the history cache where it holds the rows, else from
 // the store (the rows read are then remembered in the cache).
