@@ -85,6 +85,23 @@ def refused_stream(test, channel, path, request_bytes, metadata=None, bidi=False
     return ctx.exception
 
 
+def refused_publish(test, channel, envelopes, metadata=None):
+    """Publishes and asserts RESOURCE_EXHAUSTED; returns the error."""
+    with test.assertRaises(grpc.RpcError) as ctx:
+        publish(channel, envelopes, metadata)
+    test.assertEqual(ctx.exception.code(), EXHAUSTED, ctx.exception.details())
+    return ctx.exception
+
+
+def assert_retry_hint(test, error, details, above, at_most=None):
+    """`error`'s text matches `details` and its RetryInfo delay is in (above, at_most]."""
+    test.assertRegex(error.details(), details)
+    delay = retry_delay(error)
+    test.assertGreater(delay, above)
+    if at_most is not None:
+        test.assertLessEqual(delay, at_most)
+
+
 class QuotasOffByDefault(harness.ServerTestCase):
     # verifies: issue 32 (quotas) — off by default: a burst of publishes and opens succeeds
     def test_a_burst_succeeds(self):
@@ -111,14 +128,11 @@ class PrincipalQuotas(harness.ServerTestCase):
         with self.server.channel() as ch:
             first, refused_group, other = os.urandom(16), os.urandom(16), os.urandom(16)
             publish(ch, messages(first, 5), bearer(KEY_A))  # the whole burst, one per envelope
-            with self.assertRaises(grpc.RpcError) as ctx:
-                publish(ch, messages(refused_group, 3), bearer(KEY_A))
-            self.assertEqual(ctx.exception.code(), EXHAUSTED)
-            self.assertRegex(ctx.exception.details(),
-                             r"^publish quota of this credential is exhausted; retry in [0-9.]+ s$")
-            delay = retry_delay(ctx.exception)
-            self.assertGreater(delay, 50)   # 3 tokens at 0.05 per second: 60 s
-            self.assertLessEqual(delay, 60)
+            error = refused_publish(self, ch, messages(refused_group, 3), bearer(KEY_A))
+            # 3 tokens at 0.05 per second: 60 s
+            assert_retry_hint(self, error,
+                              r"^publish quota of this credential is exhausted; retry in [0-9.]+ s$",
+                              50, 60)
             self.assertEqual(stored(ch, E.group_topic(refused_group), bearer(KEY_A)), 0)
             self.assertEqual(stored(ch, E.group_topic(first), bearer(KEY_A)), 5)
             # beta has a bucket of its own.
@@ -148,11 +162,10 @@ class PrincipalQuotas(harness.ServerTestCase):
             req.topics.add().topic.topic = topic
             error = refused_stream(self, ch, SUBSCRIBE_STATIC, req.SerializeToString(),
                                    bearer(KEY_A))
-            self.assertRegex(error.details(),
-                             r"^stream open quota of this credential is exhausted; retry in")
-            delay = retry_delay(error)
-            self.assertGreater(delay, 90)  # 1 token at 0.01 per second: 100 s
-            self.assertLessEqual(delay, 100)
+            # 1 token at 0.01 per second: 100 s
+            assert_retry_hint(self, error,
+                              r"^stream open quota of this credential is exhausted; retry in",
+                              90, 100)
             group_req = mls_pb2.SubscribeGroupMessagesRequest()
             group_req.filters.add().group_id = os.urandom(16)
             refused_stream(self, ch, SUBSCRIBE_GROUP_MESSAGES, group_req.SerializeToString(),
@@ -177,22 +190,18 @@ class AddressQuotas(harness.ServerTestCase):
         group = os.urandom(16)
         with self.server.channel() as ch:
             publish(ch, messages(group, 3))
-            with self.assertRaises(grpc.RpcError) as ctx:
-                publish(ch, messages(group, 1))
-            self.assertEqual(ctx.exception.code(), EXHAUSTED)
-            self.assertRegex(ctx.exception.details(),
-                             r"^publish quota of this client address is exhausted; retry in")
-            delay = retry_delay(ctx.exception)
-            self.assertGreater(delay, 40)  # 1 token at 0.02 per second: 50 s
-            self.assertLessEqual(delay, 50)
+            error = refused_publish(self, ch, messages(group, 1))
+            # 1 token at 0.02 per second: 50 s
+            assert_retry_hint(self, error,
+                              r"^publish quota of this client address is exhausted; retry in",
+                              40, 50)
             self.assertEqual(stored(ch, E.group_topic(group)), 3)
             call, first = open_static(ch, E.group_topic(group))
             self.assertEqual(first.WhichOneof("response"), "started")
             req = backend_pb2.SubscribeStaticRequest()
             req.topics.add().topic.topic = E.group_topic(group)
             error = refused_stream(self, ch, SUBSCRIBE_STATIC, req.SerializeToString())
-            self.assertRegex(error.details(), r"^stream open quota of this client address")
-            self.assertGreater(retry_delay(error), 90)
+            assert_retry_hint(self, error, r"^stream open quota of this client address", 90)
             call.cancel()
 
 
