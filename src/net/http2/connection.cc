@@ -25,6 +25,8 @@ struct Connection::Stream {
   bool response_complete = false;
   bool trailers_submitted = false;
   bool reset_submitted = false;
+  // Response complete while the client's side is still open: kept until the client ends it.
+  bool awaiting_client_end = false;
   bool header_list_too_large = false;  // answered 431, never started
   uint32_t header_list_bytes = 0;      // RFC 9113 6.5.2: names, values, 32 per field
   RequestHead head;
@@ -156,9 +158,17 @@ struct Callbacks {
     return 0;
   }
 
-  static int OnDataChunk(nghttp2_session*, uint8_t, int32_t stream_id, const uint8_t* data,
+  static int OnDataChunk(nghttp2_session* session, uint8_t, int32_t stream_id, const uint8_t* data,
                          size_t len, void* user_data) {
     auto* s = Find(Self(user_data), stream_id);
+    if (s != nullptr && s->awaiting_client_end) {
+      // RFC 9113 8.1: the response is complete and the client still uploads: stop it.
+      if (!s->reset_submitted) {
+        s->reset_submitted = true;
+        nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, stream_id, NGHTTP2_NO_ERROR);
+      }
+      return 0;
+    }
     if (s != nullptr && s->exchange) {
       s->exchange->OnRequestBody(std::string_view(reinterpret_cast<const char*>(data), len));
     }
@@ -178,9 +188,17 @@ struct Callbacks {
     if (s->exchange) {
       s->exchange->OnResponseComplete();
     }
-    // RFC 9113 8.1: a response completed before the request body ended stops the upload.
+    // A response complete before the request ended (a stream the server ended, e.g. at drain)
+    // waits for the client to end its side, which gRPC clients do on the trailers. It is not reset
+    // at once (RFC 9113 8.1 allows RST_STREAM(NO_ERROR)): a balancer may then drop the trailers
+    // it has not forwarded yet and reset its client's stream with CANCEL instead (HAProxy 2.6,
+    // haproxy/haproxy#1219), losing the status. More DATA from the client resets it (above); the
+    // connection counts it as finished for its idle and closing decisions.
     if (!nghttp2_session_get_stream_remote_close(session, frame->hd.stream_id)) {
-      nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, frame->hd.stream_id, NGHTTP2_NO_ERROR);
+      s->awaiting_client_end = true;
+      auto* c = Self(user_data);
+      ++c->awaiting_client_end_;
+      c->ArmIdleDeadlineIfIdle();
     }
     return 0;
   }
@@ -196,9 +214,10 @@ struct Callbacks {
     if (stream->exchange && !stream->response_complete) {
       stream->exchange->OnReset();
     }
-    if (c->streams_.empty() && !c->closed_ && !c->closing_) {
-      c->ArmDeadline(std::chrono::steady_clock::now() + c->options_.limits.idle_timeout,
-                     ConnectionEnd::kIdleTimeout);
+    if (stream->awaiting_client_end) {
+      --c->awaiting_client_end_;
+    } else {
+      c->ArmIdleDeadlineIfIdle();
     }
     return 0;
   }
@@ -348,8 +367,18 @@ void Connection::ArmDeadline(std::chrono::steady_clock::time_point at, Connectio
 // implements: issue 28 (5), server.idle_timeout_ms and the first-request part of
 // server.handshake_timeout_ms. Never while a stream is open: a stream can last hours. A wait
 // that completed after the deadline moved is stale and ignored (the new wait is pending).
+void Connection::ArmIdleDeadlineIfIdle() {
+  if (UnfinishedStreams() == 0 && !closed_ && !closing_) {
+    ArmDeadline(std::chrono::steady_clock::now() + options_.limits.idle_timeout,
+                ConnectionEnd::kIdleTimeout);
+  } else if (closing_) {
+    Wake();  // the write loop closes once every response is finished
+  }
+}
+
 void Connection::OnDeadline() {
-  if (closed_ || closing_ || !streams_.empty() || std::chrono::steady_clock::now() < deadline_) {
+  if (closed_ || closing_ || UnfinishedStreams() != 0 ||
+      std::chrono::steady_clock::now() < deadline_) {
     return;
   }
   options_.observer->ConnectionEnded(deadline_reason_);
@@ -456,6 +485,7 @@ void Connection::SubmitPendingResponses() {
 void Connection::ResetAllExchanges() {
   auto streams = std::move(streams_);
   streams_.clear();
+  awaiting_client_end_ = 0;
   for (auto& [id, s] : streams) {
     if (s->exchange && !s->response_complete) {
       s->exchange->OnReset();
@@ -563,7 +593,7 @@ asio::awaitable<void> Connection::WriteLoop() {
     }
     // Closing (GOAWAY sent): stay while a stream still has a response to finish, e.g. trailers
     // behind data a slow reader has not made room for; the server's exit bound caps the wait.
-    if (closed_ || (closing_ && streams_.empty())) {
+    if (closed_ || (closing_ && UnfinishedStreams() == 0)) {
       break;
     }
     if (nghttp2_session_want_read(session_) == 0 && nghttp2_session_want_write(session_) == 0) {

@@ -64,7 +64,12 @@ class Connection final : public ServerConnection, public std::enable_shared_from
   // The idle (or first-request) deadline: armed while no stream is open; when it passes the
   // connection is closed gracefully (GOAWAY NO_ERROR).
   void ArmDeadline(std::chrono::steady_clock::time_point at, ConnectionEnd reason);
+  // Arms the idle deadline once no stream has a response left to finish; when closing, wakes the
+  // write loop to close.
+  void ArmIdleDeadlineIfIdle();
   void OnDeadline();
+  // Streams whose response is not complete yet.
+  size_t UnfinishedStreams() const { return streams_.size() - awaiting_client_end_; }
   // Spends one control-frame token; false when the connection is flooding (GOAWAY queued).
   bool TakeControlFrame();
 
@@ -84,6 +89,7 @@ class Connection final : public ServerConnection, public std::enable_shared_from
   std::vector<int32_t> to_resume_;
   std::vector<int32_t> resuming_;  // SubmitPendingResponses' scratch
   std::unordered_map<int32_t, std::unique_ptr<Stream>> streams_;
+  size_t awaiting_client_end_ = 0;  // streams_ whose response is complete, client side open
   std::vector<std::unique_ptr<Stream>> retired_;  // reset by ResetAllExchanges, freed with us
   // A socket write: frames nghttp2 serializes, and DATA payloads copied straight from the
   // exchanges (NGHTTP2_DATA_FLAG_NO_COPY), so response bytes are copied once before the kernel.
