@@ -16,6 +16,8 @@ been recorded, so their values are not matched."""
 import resource
 import signal
 import socket
+import subprocess
+import threading
 import unittest
 import urllib.request
 
@@ -35,14 +37,6 @@ FAILURE_ONLY = ("xmtp_telemetry_export_failures_total", "xmtp_auth_rejections_to
                 "xmtp_log_lines_suppressed_total", "xmtp_net_accept_failures_total")
 
 
-def closed_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def parse_exposition(text):
     """{sample name: {label: {values}}} of every sample line, and the set of # TYPE names."""
     samples, typed = {}, set()
@@ -60,24 +54,39 @@ def parse_exposition(text):
     return samples, typed
 
 
+class Server(harness.Server):
+    """harness.Server whose process keeps the test's ignored SIGXFSZ (Popen resets it by
+    default), so that a file-size limit fails the server's writes instead of killing it."""
+
+    def spawn(self):
+        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env=self.env, text=True, restore_signals=False)
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+
 class LiveNamesTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
+        # The OTLP collector: a port bound but not listening, so every export is refused.
+        cls.collector = socket.socket()
+        cls.collector.bind(("127.0.0.1", 0))
         config = harness.minimal_config(
             '[auth]\nenabled = true\n[auth.api_keys]\n"deploy-check" = "%s"\n' % API_KEY
         ).replace('metrics_listen = "127.0.0.1:0"\n',
                   'metrics_listen = "127.0.0.1:0"\notlp_endpoint = "http://127.0.0.1:%d"\n'
-                  'sample_ratio = 1.0\n' % closed_port())
+                  'sample_ratio = 1.0\n' % cls.collector.getsockname()[1])
         # The file-size limit below must fail the server's writes, not kill it: an ignored
         # SIGXFSZ stays ignored across exec.
         cls.old_xfsz = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        cls.server = harness.Server(config=config)
+        cls.server = Server(config=config)
         try:
             cls.server.start()
             cls.exercise()
             cls.samples, cls.typed = parse_exposition(cls.scrape())
         except BaseException:
             cls.server.kill()
+            cls.collector.close()
             raise
         finally:
             signal.signal(signal.SIGXFSZ, cls.old_xfsz)
@@ -85,6 +94,7 @@ class LiveNamesTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.server.kill()
+        cls.collector.close()
         cls.server.tmp.cleanup()
         cls.server.check_sanitizers()
 
