@@ -28,6 +28,7 @@ from xmtp.backend.v1 import backend_pb2
 GET_CONFIGURATION = "/xmtp.backend.v1.ConfigurationService/GetConfiguration"
 PUBLISH = "/xmtp.backend.v1.PublishService/Publish"
 SUBSCRIBE_STATIC = "/xmtp.backend.v1.SubscriptionService/SubscribeStatic"
+SUBSCRIBE = "/xmtp.backend.v1.SubscriptionService/Subscribe"
 ENHANCE_YOUR_CALM = 0xB
 
 # Small limits so that every bound is reached within a test's few seconds.
@@ -304,6 +305,34 @@ class ConnectionTimeoutsTest(harness.ServerTestCase):
             status, fields = client.response(stream_id)
             self.assertEqual((status, fields.get("grpc-status")), ("200", "0"))
             self.assertEqual(client.goaway(5).error_code, 0)
+        finally:
+            client.close()
+
+    # A stream the server finishes while the client's side is open (here a bidirectional
+    # Subscribe whose first message does not parse) gets its trailers and no RST_STREAM, so a
+    # balancer in between forwards the status (HAProxy 2.6 dropped it after an immediate
+    # RST_STREAM(NO_ERROR)); more DATA from the client is then reset NO_ERROR (RFC 9113 8.1);
+    # and such a stream does not keep the connection from its idle GOAWAY.
+    def test_stream_finished_with_the_client_side_open_waits_for_the_client(self):
+        client = H2Client(self.server.port)
+        try:
+            first = client.start_call(SUBSCRIBE, end=False)
+            client.conn.send_data(first, b"\x00\x00\x00\x00\x02\xff\xff")
+            client.flush()
+            status, fields = client.response(first)
+            self.assertEqual((status, fields.get("grpc-status")), ("200", "3"), fields)
+            client.pump(0.5)
+            self.assertFalse(any(isinstance(e, h2.events.StreamReset) for e in client.events),
+                             client.events)
+            client.conn.send_data(first, b"\x00\x00\x00\x00\x00")
+            client.flush()
+            reset = client.wait(lambda e: isinstance(e, h2.events.StreamReset), 5, "RST_STREAM")
+            self.assertEqual((reset.stream_id, reset.error_code), (first, 0))
+            second = client.start_call(SUBSCRIBE, end=False)
+            client.conn.send_data(second, b"\x00\x00\x00\x00\x02\xff\xff")
+            client.flush()
+            self.assertEqual(client.response(second)[1].get("grpc-status"), "3")
+            self.assertEqual(client.goaway(5).error_code, 0)  # idle_timeout_ms = 1000
         finally:
             client.close()
 
