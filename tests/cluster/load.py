@@ -185,6 +185,7 @@ class QueryReader(threading.Thread):
         self.rng = random.Random(seed)
         self.views = []  # (topic, ids)
         self.failures = collections.Counter()
+        self.failure_details = collections.Counter()
 
     def run(self):
         with new_channel(self.target, self.token) as ch:
@@ -194,6 +195,7 @@ class QueryReader(threading.Thread):
                     self.views.append((t, ordering_check.read_all(ch, t)))
                 except grpc.RpcError as e:
                     self.failures[e.code().name] += 1
+                    self.failure_details[(e.code().name, e.details())] += 1
                     time.sleep(RETRY_PAUSE_S)
 
 
@@ -212,6 +214,7 @@ class Report:
         self.stream_end_details = collections.Counter()  # by (code name, details)
         self.publish_failures = collections.Counter()
         self.query_failures = collections.Counter()
+        self.query_failure_details = collections.Counter()  # (code, details)
         self.recover_s = None
         self.details = []
 
@@ -310,6 +313,7 @@ class Load:
                     report.details.append("stream %s topic %r: %r, %d missing at the end" %
                                           (s.name, t, faults, missing))
         report.query_failures.update(self.reader.failures)
+        report.query_failure_details.update(self.reader.failure_details)
         for t, seen in self.reader.views:
             faults = ordering_check.Faults(seen, final[t])
             report.query_gaps += faults.gaps()
@@ -340,7 +344,7 @@ def check_no_loss(test, report, min_acknowledged=100):
     and Query view a gap-free, duplicate-free prefix, the instances agreeing. Prints the report."""
     print(report.line())
     print("  stream ends: %s" % dict(report.stream_end_details))
-    print("  query failures: %s" % dict(report.query_failures))
+    print("  query failures: %s" % dict(report.query_failure_details))
     for line in report.details:
         print("  " + line)
     test.assertEqual(report.details, [])

@@ -308,30 +308,13 @@ class ConnectionTimeoutsTest(harness.ServerTestCase):
         finally:
             client.close()
 
-    # A stream the server finishes while the client's side is open (here a bidirectional
-    # Subscribe whose first message does not parse) gets its trailers and no RST_STREAM, so a
-    # balancer in between forwards the status (HAProxy 2.6 dropped it after an immediate
-    # RST_STREAM(NO_ERROR)); more DATA from the client is then reset NO_ERROR (RFC 9113 8.1);
-    # and such a stream does not keep the connection from its idle GOAWAY.
-    def test_stream_finished_with_the_client_side_open_waits_for_the_client(self):
+    # A stream the server finished while the client's side is open (FinishedStreamTest) does not
+    # keep the connection from its idle GOAWAY.
+    def test_stream_finished_with_the_client_side_open_lets_the_connection_go_idle(self):
         client = H2Client(self.server.port)
         try:
-            first = client.start_call(SUBSCRIBE, end=False)
-            client.conn.send_data(first, b"\x00\x00\x00\x00\x02\xff\xff")
-            client.flush()
-            status, fields = client.response(first)
-            self.assertEqual((status, fields.get("grpc-status")), ("200", "3"), fields)
-            client.pump(0.5)
-            self.assertFalse(any(isinstance(e, h2.events.StreamReset) for e in client.events),
-                             client.events)
-            client.conn.send_data(first, b"\x00\x00\x00\x00\x00")
-            client.flush()
-            reset = client.wait(lambda e: isinstance(e, h2.events.StreamReset), 5, "RST_STREAM")
-            self.assertEqual((reset.stream_id, reset.error_code), (first, 0))
-            second = client.start_call(SUBSCRIBE, end=False)
-            client.conn.send_data(second, b"\x00\x00\x00\x00\x02\xff\xff")
-            client.flush()
-            self.assertEqual(client.response(second)[1].get("grpc-status"), "3")
+            stream = start_unparsable_subscribe(client)
+            self.assertEqual(client.response(stream)[1].get("grpc-status"), "3")
             self.assertEqual(client.goaway(5).error_code, 0)  # idle_timeout_ms = 1000
         finally:
             client.close()
@@ -510,6 +493,55 @@ def wait_closed_or_quiet(sock, seconds):
         return sock.recv(65536) == b""
     except ConnectionResetError:
         return True
+
+
+class FinishedStreamTest(harness.ServerTestCase):
+    config = config(server_keys="")
+
+    # A stream the server finishes while the client's side is open (here a bidirectional
+    # Subscribe whose first message does not parse) gets its trailers and no RST_STREAM, so a
+    # balancer in between forwards the status (HAProxy 2.6 dropped it after an immediate
+    # RST_STREAM(NO_ERROR)); the rest of the request is discarded, and past a window (1 MiB) of
+    # it the stream is reset NO_ERROR (RFC 9113 8.1).
+    def test_stream_finished_with_the_client_side_open_waits_for_the_client(self):
+        client = H2Client(self.server.port)
+        try:
+            stream = start_unparsable_subscribe(client)
+            status, fields = client.response(stream)
+            self.assertEqual((status, fields.get("grpc-status")), ("200", "3"), fields)
+            client.conn.send_data(stream, b"\x00\x00\x00\x00\x00")
+            client.flush()
+            client.pump(0.5)
+            self.assertFalse(any(isinstance(e, h2.events.StreamReset) for e in client.events),
+                             client.events)
+            sent = upload_until_reset(client, stream, limit=3 << 20)
+            reset = client.wait(lambda e: isinstance(e, h2.events.StreamReset), 5, "RST_STREAM")
+            self.assertEqual((reset.stream_id, reset.error_code), (stream, 0))
+            self.assertGreater(sent, 1 << 20)
+        finally:
+            client.close()
+
+
+def start_unparsable_subscribe(client):
+    """A Subscribe whose first message does not parse, its request side left open."""
+    stream = client.start_call(SUBSCRIBE, end=False)
+    client.conn.send_data(stream, b"\x00\x00\x00\x00\x02\xff\xff")
+    client.flush()
+    return stream
+
+
+def upload_until_reset(client, stream_id, limit):
+    """Sends DATA on `stream_id` as flow control allows until it is reset or `limit` bytes went;
+    returns the bytes sent."""
+    sent, chunk = 0, b"\x00" * 16384
+    while sent < limit and not any(isinstance(e, h2.events.StreamReset) for e in client.events):
+        if client.conn.local_flow_control_window(stream_id) < len(chunk):
+            client.pump(0.2)
+            continue
+        client.conn.send_data(stream_id, chunk)
+        client.flush()
+        sent += len(chunk)
+    return sent
 
 
 class ConnectionCapTest(unittest.TestCase):

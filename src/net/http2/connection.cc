@@ -27,6 +27,7 @@ struct Connection::Stream {
   bool reset_submitted = false;
   // Response complete while the client's side is still open: kept until the client ends it.
   bool awaiting_client_end = false;
+  uint64_t discarded_bytes = 0;        // request DATA received after the response completed
   bool header_list_too_large = false;  // answered 431, never started
   uint32_t header_list_bytes = 0;      // RFC 9113 6.5.2: names, values, 32 per field
   RequestHead head;
@@ -38,6 +39,8 @@ namespace {
 constexpr int32_t kStreamWindow = 1 << 20;       // 1 MiB per stream
 constexpr int32_t kConnectionWindow = 16 << 20;  // 16 MiB per connection
 constexpr size_t kWriteChunk = 256 * 1024;       // coalesced frames per socket write
+// How long a closing connection waits for clients to end the streams it finished.
+constexpr std::chrono::seconds kFinishedStreamGrace{1};
 // What a response DATA frame earns the client: one control frame per 4 KiB of it, and two more for
 // the frame itself, since a client may acknowledge every DATA frame with a connection and a stream
 // WINDOW_UPDATE however small the frame is (a gRPC client reading many small stream messages
@@ -162,8 +165,11 @@ struct Callbacks {
                          size_t len, void* user_data) {
     auto* s = Find(Self(user_data), stream_id);
     if (s != nullptr && s->awaiting_client_end) {
-      // RFC 9113 8.1: the response is complete and the client still uploads: stop it.
-      if (!s->reset_submitted) {
+      // The rest of a request the response did not wait for: discarded. Beyond a window of it
+      // the client is asked to stop (RFC 9113 8.1). Not at once: a balancer may still be passing
+      // the request on, and resetting that can cost the client its trailers (as at OnFrameSend).
+      s->discarded_bytes += len;
+      if (s->discarded_bytes > static_cast<uint64_t>(kStreamWindow) && !s->reset_submitted) {
         s->reset_submitted = true;
         nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, stream_id, NGHTTP2_NO_ERROR);
       }
@@ -192,8 +198,9 @@ struct Callbacks {
     // waits for the client to end its side, which gRPC clients do on the trailers. It is not reset
     // at once (RFC 9113 8.1 allows RST_STREAM(NO_ERROR)): a balancer may then drop the trailers
     // it has not forwarded yet and reset its client's stream with CANCEL instead (HAProxy 2.6,
-    // haproxy/haproxy#1219), losing the status. More DATA from the client resets it (above); the
-    // connection counts it as finished for its idle and closing decisions.
+    // haproxy/haproxy#1219), losing the status. A window of more DATA from the client resets it
+    // (above); it does not keep the connection from going idle, and a closing connection resets
+    // it after a grace.
     if (!nghttp2_session_get_stream_remote_close(session, frame->hd.stream_id)) {
       s->awaiting_client_end = true;
       auto* c = Self(user_data);
@@ -372,8 +379,29 @@ void Connection::ArmIdleDeadlineIfIdle() {
     ArmDeadline(std::chrono::steady_clock::now() + options_.limits.idle_timeout,
                 ConnectionEnd::kIdleTimeout);
   } else if (closing_) {
-    Wake();  // the write loop closes once every response is finished
+    Wake();  // the write loop closes, or gives finished streams their grace
   }
+}
+
+void Connection::ResetFinishedStreamsAfterGrace() {
+  if (finished_streams_grace_armed_) {
+    return;
+  }
+  finished_streams_grace_armed_ = true;
+  deadline_timer_.expires_after(kFinishedStreamGrace);
+  deadline_timer_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+    auto c = weak.lock();
+    if (ec || c == nullptr || c->closed_) {
+      return;
+    }
+    for (auto& [id, s] : c->streams_) {
+      if (s->awaiting_client_end && !s->reset_submitted) {
+        s->reset_submitted = true;
+        nghttp2_submit_rst_stream(c->session_, NGHTTP2_FLAG_NONE, id, NGHTTP2_NO_ERROR);
+      }
+    }
+    c->Wake();
+  });
 }
 
 void Connection::OnDeadline() {
@@ -593,8 +621,13 @@ asio::awaitable<void> Connection::WriteLoop() {
     }
     // Closing (GOAWAY sent): stay while a stream still has a response to finish, e.g. trailers
     // behind data a slow reader has not made room for; the server's exit bound caps the wait.
-    if (closed_ || (closing_ && UnfinishedStreams() == 0)) {
+    // Finished streams the client has not ended yet get a grace to do so: a socket closed right
+    // after the trailers can lose them at a gRPC client.
+    if (closed_ || (closing_ && streams_.empty())) {
       break;
+    }
+    if (closing_ && UnfinishedStreams() == 0) {
+      ResetFinishedStreamsAfterGrace();
     }
     if (nghttp2_session_want_read(session_) == 0 && nghttp2_session_want_write(session_) == 0) {
       break;

@@ -65,8 +65,11 @@ class Connection final : public ServerConnection, public std::enable_shared_from
   // connection is closed gracefully (GOAWAY NO_ERROR).
   void ArmDeadline(std::chrono::steady_clock::time_point at, ConnectionEnd reason);
   // Arms the idle deadline once no stream has a response left to finish; when closing, wakes the
-  // write loop to close.
+  // write loop.
   void ArmIdleDeadlineIfIdle();
+  // Closing with only finished streams left: resets those the client has not ended within a
+  // grace (RST_STREAM NO_ERROR), so a client that never ends them cannot hold the connection.
+  void ResetFinishedStreamsAfterGrace();
   void OnDeadline();
   // Streams whose response is not complete yet.
   size_t UnfinishedStreams() const { return streams_.size() - awaiting_client_end_; }
@@ -90,6 +93,7 @@ class Connection final : public ServerConnection, public std::enable_shared_from
   std::vector<int32_t> resuming_;  // SubmitPendingResponses' scratch
   std::unordered_map<int32_t, std::unique_ptr<Stream>> streams_;
   size_t awaiting_client_end_ = 0;  // streams_ whose response is complete, client side open
+  bool finished_streams_grace_armed_ = false;
   std::vector<std::unique_ptr<Stream>> retired_;  // reset by ResetAllExchanges, freed with us
   // A socket write: frames nghttp2 serializes, and DATA payloads copied straight from the
   // exchanges (NGHTTP2_DATA_FLAG_NO_COPY), so response bytes are copied once before the kernel.
