@@ -129,18 +129,35 @@ build_go_peer() {
       go build -o "$bin" .)
 }
 
-# Starts an OTLP/HTTP sink on 127.0.0.1:PORT in the background (pinned to CPU $3 when given): it
-# answers every POST 200 with an empty ExportTraceServiceResponse and keeps "requests bytes" in
+# Starts an OTLP sink on 127.0.0.1:PORT in the background (pinned to CPU $3 when given) that
+# speaks both protocols of the exporter (telemetry.otlp_protocol), told apart by a connection's
+# first bytes: OTLP/HTTP (every POST answered 200 with an empty body) and OTLP/gRPC over h2c (the
+# HTTP/2 preface: every call answered with an empty message and grpc-status 0; HPACK is not
+# decoded, the answer's fields use the static table only). It keeps "requests bytes" in
 # COUNT_FILE (written at most 5 times a second and whenever it goes idle); its script is written
 # beside COUNT_FILE. Sets SINK_PID. It stands in for a collector on another machine, so it is kept
-# cheap (one thread, keep-alive, bodies read and dropped without parsing): on a 2-CPU host it
+# cheap (one thread, kept connections, bodies read and dropped without parsing; for gRPC, flow
+# control windows opened to 2^31-1 so that the exporter never waits on them): on a 2-CPU host it
 # shares a CPU with the load generator. Usage: start_otlp_sink PORT COUNT_FILE [CPU]
 start_otlp_sink() {
   local script="${2%/*}/otlp_sink.py"
   cat >"$script" <<'PY'
-import re, selectors, socket, sys, time
+import re, selectors, socket, struct, sys, time
 LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*([0-9]+)", re.I)
 REPLY = b"HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n"
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+WINDOW = 2**31 - 1
+def frame(kind, flags, stream, payload=b""):
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
+# SETTINGS_INITIAL_WINDOW_SIZE 2^31-1, and the connection window opened as far.
+H2_HELLO = frame(4, 0, 0, struct.pack(">HI", 4, WINDOW)) + frame(8, 0, 0, struct.pack(">I", WINDOW - 65535))
+# :status 200 (static 8), content-type (static 31, literal not indexed): application/grpc; an empty
+# message; trailers grpc-status: 0 (literal, new name, not indexed), ending the stream.
+GRPC_HEAD = b"\x88\x0f\x10\x10application/grpc"
+GRPC_TRAILERS = b"\x00\x0bgrpc-status\x010"
+def grpc_reply(stream):
+    return (frame(1, 4, stream, GRPC_HEAD) + frame(0, 0, stream, b"\0\0\0\0\0") +
+            frame(1, 5, stream, GRPC_TRAILERS))
 count, size, written = 0, 0, 0.0
 def save(force=False):
     global written
@@ -149,11 +166,42 @@ def save(force=False):
         with open(sys.argv[2], "w") as f:
             f.write("%d %d\n" % (count, size))
         written = now
+def h2(sock, st):
+    """Frames of st[0] (past the preface); st[1]: connection window consumed since the update."""
+    global count, size
+    buf, at, out = st[0], 0, []
+    while len(buf) - at >= 9:
+        n = int.from_bytes(buf[at:at + 3], "big")
+        if len(buf) - at < 9 + n:
+            break
+        kind, flags = buf[at + 3], buf[at + 4]
+        stream = int.from_bytes(buf[at + 5:at + 9], "big") & 0x7fffffff
+        if kind == 0:  # DATA
+            size += n
+            st[1] += n
+            if flags & 1:
+                count += 1
+                out.append(grpc_reply(stream))
+        elif kind == 1 and flags & 1:  # HEADERS ending the stream: a call without a body
+            count += 1
+            out.append(grpc_reply(stream))
+        elif kind == 4 and not flags & 1:  # SETTINGS: acknowledged
+            out.append(frame(4, 1, 0))
+        elif kind == 6 and not flags & 1:  # PING: answered
+            out.append(frame(6, 1, 0, buf[at + 9:at + 17]))
+        at += 9 + n
+    st[0] = buf[at:]
+    if st[1] > 2**30:
+        out.append(frame(8, 0, 0, struct.pack(">I", st[1])))
+        st[1] = 0
+    if out:
+        sock.sendall(b"".join(out))
 sel = selectors.DefaultSelector()
 listener = socket.create_server(("127.0.0.1", int(sys.argv[1])))
 listener.setblocking(False)
 sel.register(listener, selectors.EVENT_READ)
-state = {}  # socket -> [buffered head bytes, body bytes still to drop]
+# socket -> [buffered head bytes, body bytes still to drop, mode: None (unknown), "h1" or "h2"]
+state = {}
 while True:
     events = sel.select(0.5)
     if not events:
@@ -164,7 +212,7 @@ while True:
             conn, _ = listener.accept()
             conn.setblocking(False)
             sel.register(conn, selectors.EVENT_READ)
-            state[conn] = [b"", 0]
+            state[conn] = [b"", 0, None]
             continue
         try:
             data = sock.recv(262144)
@@ -178,6 +226,20 @@ while True:
             del state[sock]
             continue
         st = state[sock]
+        if st[2] is None:
+            st[0] += data
+            data = b""
+            if len(st[0]) < len(PREFACE) and PREFACE.startswith(st[0]):
+                continue  # not yet told apart
+            if st[0].startswith(PREFACE):
+                st[0], st[2] = st[0][len(PREFACE):], "h2"
+                sock.sendall(H2_HELLO)
+            else:
+                data, st[0], st[2] = st[0], b"", "h1"
+        if st[2] == "h2":
+            st[0] += data
+            h2(sock, st)
+            continue
         while data:
             if st[1] > 0:  # dropping a body
                 n = min(st[1], len(data))

@@ -3,8 +3,9 @@
 # of bench/unary.sh (GetConfiguration over h2load) and the publish case of bench/publish.sh
 # (bench/loadgen, SQLite) against servers started side by side in one run:
 #   off  no OTLP endpoint (metrics are always recorded; no span is sampled or exported)
-#   on   telemetry.otlp_endpoint at a local OTLP/HTTP sink, sample_ratio = 1.0: every request,
-#        handler and publish stage span is exported by the batch exporter
+#   on   telemetry.otlp_endpoint at a local OTLP sink, sample_ratio = 1.0: every request,
+#        handler and publish stage span is exported by the batch exporter, over
+#        telemetry.otlp_protocol = --protocol (grpc, the default, or http/protobuf)
 #   r0   the same exporter with sample_ratio = 0.0: every span is created, timed and recorded in
 #        xmtp_operation_duration_seconds, none is sampled (the cost of tracing when sampled out)
 # Each repeat starts the servers afresh (with empty databases) and rotates the order of the runs,
@@ -18,6 +19,7 @@
 # slower when it follows another at once; two loads at the same moment see the same machine.
 #
 #   bench/telemetry.sh [--quick] [--repeats N] [--duration S] [--binary PATH]
+#                      [--protocol grpc|http/protobuf]
 #
 # Server pinned to CPU 1, load and the sink to CPU 0. Nothing here asserts a timing.
 set -euo pipefail
@@ -37,13 +39,15 @@ readonly PACKAGES=(g++ pkg-config protobuf-compiler libgrpc++-dev protobuf-compi
 repeats=5
 duration=5
 binary="$ROOT/build/src/xmtp-backend"
-usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+protocol=grpc
+usage() { sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) repeats=1; duration=3 ;;
     --repeats) repeats="$2"; shift ;;
     --duration) duration="$2"; shift ;;
     --binary) binary="$2"; shift ;;
+    --protocol) protocol="$2"; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "unknown argument: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -51,6 +55,12 @@ while [[ $# -gt 0 ]]; do
 done
 [[ "$repeats" =~ ^[1-9][0-9]*$ ]] || { echo "--repeats wants a positive integer" >&2; exit 2; }
 [[ "$duration" =~ ^[1-9][0-9]*$ ]] || { echo "--duration wants whole seconds" >&2; exit 2; }
+[[ "$protocol" == grpc || "$protocol" == http/protobuf ]] ||
+  { echo "--protocol wants grpc or http/protobuf" >&2; exit 2; }
+# The key only when it is not the default, so that --binary may name a build older than the key.
+protocol_key=""
+[[ "$protocol" == grpc ]] || protocol_key="otlp_protocol = \"$protocol\"
+"
 binary="$(realpath "$binary")"
 [[ -x "$binary" ]] || { echo "--binary $binary is not an executable" >&2; exit 2; }
 
@@ -88,7 +98,7 @@ ensure_packages
 build_loadgen
 LOADGEN="$GEN_DIR/loadgen"
 
-# The OTLP/HTTP sink (bench/lib.sh), on the load CPU: a collector runs on another machine, and an
+# The OTLP sink (bench/lib.sh; gRPC and OTLP/HTTP), on the load CPU: a collector runs on another machine, and an
 # unpinned sink would take turns on the server's CPU and be charged to telemetry as lost
 # throughput.
 SINK_PORT=$(pick_port)
@@ -132,9 +142,9 @@ TOML
 start_servers() {
   start_xb off ""
   start_xb on "otlp_endpoint = \"http://127.0.0.1:$SINK_PORT\"
-sample_ratio = 1.0"
+${protocol_key}sample_ratio = 1.0"
   start_xb r0 "otlp_endpoint = \"http://127.0.0.1:$SINK_PORT\"
-sample_ratio = 0.0"
+${protocol_key}sample_ratio = 0.0"
   start_xb off2 ""
 }
 stop_servers() {

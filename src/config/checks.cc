@@ -83,26 +83,35 @@ Status CheckServer(const ServerConfig& s) {
   return Status::Ok();
 }
 
+// An endpoint's form, the error naming `source` (the key or the variable): an http(s) URL with a
+// host; for gRPC, which names the service in the request path, no path but "/" and no query.
+Status CheckOtlpEndpoint(std::string_view endpoint, OtlpProtocol protocol,
+                         std::string_view source) {
+  Result<Url> url = ParseUrl(endpoint);
+  if (!url.ok() || !IsHttpUrlWithHost(*url)) {
+    return ConfigError(source, "must be an http:// or https:// URL with a host");
+  }
+  if (protocol == OtlpProtocol::kGrpc &&
+      ((!url->path.empty() && url->path != "/") || url->has_query)) {
+    return ConfigError(source,
+                       "must have no path (or \"/\") and no query with telemetry.otlp_protocol = "
+                       "\"grpc\"");
+  }
+  return Status::Ok();
+}
+
 // implements: OPS-022 (endpoint form). The key wins over the variable; an empty
 // OTEL_EXPORTER_OTLP_ENDPOINT counts as unset, as OpenTelemetry SDKs treat empty variables.
 Status ResolveOtlpEndpoint(TelemetryConfig* t, const EnvLookup& env) {
   static constexpr std::string_view kVariable = "OTEL_EXPORTER_OTLP_ENDPOINT";
-  static constexpr std::string_view kReason = "must be an http:// or https:// URL with a host";
   if (t->otlp_endpoint.has_value()) {
-    Result<Url> url = ParseUrl(*t->otlp_endpoint);
-    if (!url.ok() || !IsHttpUrlWithHost(*url)) {
-      return ConfigError("telemetry.otlp_endpoint", kReason);
-    }
-    return Status::Ok();
+    return CheckOtlpEndpoint(*t->otlp_endpoint, t->otlp_protocol, "telemetry.otlp_endpoint");
   }
   std::optional<std::string> from_env = env(std::string(kVariable));
   if (!from_env.has_value() || from_env->empty()) {
     return Status::Ok();  // nothing resolves: no export
   }
-  Result<Url> url = ParseUrl(*from_env);
-  if (!url.ok() || !IsHttpUrlWithHost(*url)) {
-    return ConfigError(kVariable, kReason);
-  }
+  XB_RETURN_IF_ERROR(CheckOtlpEndpoint(*from_env, t->otlp_protocol, kVariable));
   t->otlp_endpoint = std::move(*from_env);
   return Status::Ok();
 }

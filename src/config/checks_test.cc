@@ -152,6 +152,50 @@ TEST(Ops022, OtelEnvironmentVariableIsTheFallbackAndNamedOnError) {
   EXPECT_FALSE(none->telemetry.otlp_endpoint.has_value());
 }
 
+// telemetry.otlp_protocol (our extension): grpc by default, http/protobuf by name, nothing else;
+// a gRPC endpoint is an origin (the service is the request path), an OTLP/HTTP one may have a path.
+TEST(OtlpProtocol, DefaultsToGrpcAndRefusesOtherNames) {
+  Result<Config> plain = ParseMinimalWith("");
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_EQ(plain->telemetry.otlp_protocol, OtlpProtocol::kGrpc);
+  Result<Config> http = ParseMinimalWith("[telemetry]\notlp_protocol = \"http/protobuf\"");
+  ASSERT_TRUE(http.ok()) << http.status().message();
+  EXPECT_EQ(http->telemetry.otlp_protocol, OtlpProtocol::kHttpProtobuf);
+  Result<Config> grpc = ParseMinimalWith("[telemetry]\notlp_protocol = \"grpc\"");
+  ASSERT_TRUE(grpc.ok()) << grpc.status().message();
+  EXPECT_EQ(grpc->telemetry.otlp_protocol, OtlpProtocol::kGrpc);
+  for (std::string bad : {"http/json", "GRPC", "http", ""}) {
+    EXPECT_TRUE(Refused(ParseMinimalWith("[telemetry]\notlp_protocol = \"" + bad + "\""),
+                        "telemetry.otlp_protocol"))
+        << bad;
+  }
+  EXPECT_TRUE(
+      Refused(ParseMinimalWith("[telemetry]\notlp_protocol = 4317"), "telemetry.otlp_protocol"));
+}
+
+// verifies: OPS-022
+TEST(OtlpProtocol, GrpcEndpointHasNoPath) {
+  for (std::string ok : {"http://collector:4317", "https://collector:4317/", "http://[::1]:4317"}) {
+    Result<Config> c = ParseMinimalWith("[telemetry]\notlp_endpoint = \"" + ok + "\"");
+    EXPECT_TRUE(c.ok()) << ok << ": " << c.status().message();
+  }
+  for (std::string bad : {std::string("http://collector:4317/v1/traces"),
+                          std::string("http://collector:4317/") + kSecret,
+                          std::string("http://collector:4317?") + kSecret}) {
+    EXPECT_TRUE(Refused(ParseMinimalWith("[telemetry]\notlp_endpoint = \"" + bad + "\""),
+                        "telemetry.otlp_endpoint", {kSecret}))
+        << bad;
+    EXPECT_TRUE(Refused(ParseMinimalWith("", FakeEnv({{"OTEL_EXPORTER_OTLP_ENDPOINT", bad}})),
+                        "OTEL_EXPORTER_OTLP_ENDPOINT", {kSecret}))
+        << bad;
+  }
+  // OTLP/HTTP keeps its rule: the path is the base of /v1/traces.
+  Result<Config> http = ParseMinimalWith(
+      "[telemetry]\notlp_protocol = \"http/protobuf\"\n"
+      "otlp_endpoint = \"http://collector:4318/otlp/v1/traces\"");
+  EXPECT_TRUE(http.ok()) << http.status().message();
+}
+
 // verifies: OPS-020
 TEST(Ops020, RetentionMustFitTheDatabaseClock) {
   RetentionConfig retention;

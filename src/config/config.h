@@ -14,6 +14,8 @@ namespace xb::config {
 
 enum class LogLevel { kOff, kError, kWarn, kInfo, kDebug, kTrace };
 enum class LogFormat { kText, kJson };
+// telemetry.otlp_protocol: our extension (docs/configuration.md, OTLP export protocol).
+enum class OtlpProtocol { kGrpc, kHttpProtobuf };
 
 struct TlsConfig {  // [server.tls]: our extension (DECISIONS.md, Native TLS)
   std::string cert_file;
@@ -44,6 +46,7 @@ struct TelemetryConfig {
   // Resolved from otlp_endpoint or OTEL_EXPORTER_OTLP_ENDPOINT; unset = no export (OPS-022).
   std::optional<std::string> otlp_endpoint;
   bool otlp_logs = false;
+  OtlpProtocol otlp_protocol = OtlpProtocol::kGrpc;  // "grpc" | "http/protobuf"
   std::string service_name = "xmtp-backend";
   double sample_ratio = 1.0;
   std::map<std::string, std::string> resource_attributes;

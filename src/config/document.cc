@@ -62,6 +62,18 @@ Status ReadTelemetry(TableReader& r, TelemetryConfig* t) {
   XB_RETURN_IF_ERROR(r.String("metrics_listen", &t->metrics_listen));
   XB_RETURN_IF_ERROR(r.OptString("otlp_endpoint", &t->otlp_endpoint));
   XB_RETURN_IF_ERROR(r.Bool("otlp_logs", &t->otlp_logs));
+  // Our extension: CONF's endpoint is OTLP (gRPC); OTLP/HTTP stays available by name.
+  std::optional<std::string> protocol;
+  XB_RETURN_IF_ERROR(r.OptString("otlp_protocol", &protocol));
+  if (protocol.has_value()) {
+    if (*protocol == "grpc") {
+      t->otlp_protocol = OtlpProtocol::kGrpc;
+    } else if (*protocol == "http/protobuf") {
+      t->otlp_protocol = OtlpProtocol::kHttpProtobuf;
+    } else {
+      return ConfigError(r.KeyPath("otlp_protocol"), "must be one of grpc, http/protobuf");
+    }
+  }
   XB_RETURN_IF_ERROR(r.String("service_name", &t->service_name));
   XB_RETURN_IF_ERROR(r.Number("sample_ratio", &t->sample_ratio));
   XB_RETURN_IF_ERROR(r.StringMap("resource_attributes", &t->resource_attributes));

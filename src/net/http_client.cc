@@ -264,6 +264,14 @@ asio::awaitable<Expected<Connected, HttpError>> Connect(const HttpClient::Origin
     co_return FromIoError(cec, HttpErrorKind::kConnect, "no address accepted a connection");
   }
   Connected connected;
+  if (!origin.tls && options.http2_only) {  // h2c with prior knowledge (RFC 9113 3.3)
+    connected.h2 =
+        H2ClientConnection::Start(std::make_unique<beast::tcp_stream>(std::move(tcp_stream)));
+    if (connected.h2 == nullptr) {
+      co_return HttpError{HttpErrorKind::kProtocol, "the HTTP/2 session cannot be set up"};
+    }
+    co_return connected;
+  }
   connected.h1 = std::make_unique<H1Connection>();
   if (!origin.tls) {
     connected.h1->plain = std::make_unique<beast::tcp_stream>(std::move(tcp_stream));
@@ -287,6 +295,9 @@ asio::awaitable<Expected<Connected, HttpError>> Connect(const HttpClient::Origin
     }
     connected.h1.reset();
     co_return connected;
+  }
+  if (options.http2_only) {
+    co_return HttpError{HttpErrorKind::kProtocol, "the server did not choose HTTP/2"};
   }
   connected.h1->tls = std::move(stream);
   co_return connected;
@@ -315,17 +326,19 @@ asio::awaitable<Expected<Connected, HttpError>> ConnectFor(HttpClient::Pool& poo
                                                            asio::ssl::context& tls,
                                                            Clock::time_point deadline) {
   std::shared_ptr<ConnectAttempt> attempt;
-  if (origin.tls && options.offer_http2 && !pool.chose_http1 && pool.connecting == nullptr) {
+  const bool may_be_h2 =
+      options.http2_only || (origin.tls && options.offer_http2 && !pool.chose_http1);
+  if (may_be_h2 && pool.connecting == nullptr) {
     attempt = std::make_shared<ConnectAttempt>();
     pool.connecting = attempt;
   }
   auto made = co_await Connect(origin, options, tls, deadline);
   if (made.ok() && origin.tls) {
     pool.chose_http1 = made->h2 == nullptr;
-    if (made->h2 != nullptr && pool.OpenH2() < options.max_http2_per_origin) {
-      pool.h2.push_back(made->h2);
-      made->kept = true;
-    }
+  }
+  if (made.ok() && made->h2 != nullptr && pool.OpenH2() < options.max_http2_per_origin) {
+    pool.h2.push_back(made->h2);
+    made->kept = true;
   }
   if (attempt != nullptr) {
     pool.connecting.reset();  // this attempt: no other is registered while one runs
@@ -530,7 +543,9 @@ Expected<std::unique_ptr<HttpClient>, std::string> HttpClient::Create(
         new HttpClient(std::move(executor), std::move(options), std::move(shared)));
   }
   TlsClientOptions tls{.ca_file = options.ca_file, .alpn = {"http/1.1"}};
-  if (options.offer_http2) {
+  if (options.http2_only) {
+    tls.alpn = {"h2"};
+  } else if (options.offer_http2) {
     tls.alpn.insert(tls.alpn.begin(), "h2");
   }
   XB_TRY(auto context, MakeClientTlsContext(tls));

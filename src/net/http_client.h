@@ -1,6 +1,7 @@
 // HttpClient: the one outbound HTTP client (chain RPC, JWKS fetch; push and attachments next).
 // HTTP/1.1 (Boost.Beast) and HTTP/2 (nghttp2, client mode), chosen by ALPN over TLS ("h2" first,
-// then "http/1.1"); plain http:// is HTTP/1.1 (no h2c).
+// then "http/1.1"); plain http:// is HTTP/1.1, or HTTP/2 with prior knowledge (h2c, RFC 9113 3.3)
+// in a client made http2_only (a gRPC channel: the OTLP exporter's).
 //
 // What every request gets:
 // - TLS trusting the system roots through OpenSSL's default verify paths (SSL_CERT_FILE /
@@ -114,6 +115,9 @@ struct HttpResponse {
   unsigned status = 0;
   std::vector<Header> headers{};  // names lower case
   std::string body{};
+  // HTTP/2: the fields of the trailer section (a HEADERS frame after the final head, as gRPC's
+  // grpc-status), names lower case, kept apart from `headers`. HTTP/1.1: always empty.
+  std::vector<Header> trailers{};
   HttpVersion version = HttpVersion::kHttp1;
   bool reused_connection = false;  // served on a connection kept from an earlier request
 
@@ -143,6 +147,9 @@ struct HttpClientOptions {
   // binary sets none; its test build points fixed provider hosts at loopback fakes.
   std::map<std::string, boost::asio::ip::tcp::endpoint, std::less<>> static_hosts{};
   bool offer_http2 = true;  // ALPN offers "h2" before "http/1.1"
+  // HTTP/2 on every connection (gRPC): with prior knowledge over plain http:// (h2c), ALPN "h2"
+  // alone over TLS; a TLS server that does not choose "h2" fails the request (kProtocol).
+  bool http2_only = false;
   size_t max_header_bytes = 16384;
   size_t max_idle_per_origin = 4;         // kept HTTP/1.1 connections per origin
   std::chrono::seconds idle_timeout{30};  // a kept connection idle longer is closed, not reused

@@ -55,6 +55,10 @@ int OnHeader(nghttp2_session* session, const nghttp2_frame* frame, const uint8_t
   }
   std::string_view n(reinterpret_cast<const char*>(name), namelen);
   std::string_view v(reinterpret_cast<const char*>(value), valuelen);
+  if (stream->head_done) {  // a trailer section (gRPC's grpc-status): kept apart from the head
+    stream->response.trailers.push_back(Header{std::string(n), std::string(v)});
+    return 0;
+  }
   if (n == ":status") {
     unsigned status = 0;
     std::from_chars(v.data(), v.data() + v.size(), status);
@@ -158,8 +162,9 @@ nghttp2_nv Nv(std::string_view name, std::string_view value) {
 
 }  // namespace
 
-H2ClientConnection::H2ClientConnection(std::unique_ptr<TlsStream> stream)
-    : stream_(std::move(stream)) {}
+H2ClientConnection::H2ClientConnection(std::unique_ptr<TlsStream> tls,
+                                       std::unique_ptr<PlainStream> plain)
+    : tls_(std::move(tls)), plain_(std::move(plain)) {}
 
 H2ClientConnection::~H2ClientConnection() {
   if (session_ != nullptr) {
@@ -168,7 +173,21 @@ H2ClientConnection::~H2ClientConnection() {
 }
 
 std::shared_ptr<H2ClientConnection> H2ClientConnection::Start(std::unique_ptr<TlsStream> stream) {
-  std::shared_ptr<H2ClientConnection> c(new H2ClientConnection(std::move(stream)));
+  return Begin(std::shared_ptr<H2ClientConnection>(new H2ClientConnection(std::move(stream), {})));
+}
+
+std::shared_ptr<H2ClientConnection> H2ClientConnection::Start(std::unique_ptr<PlainStream> stream) {
+  return Begin(std::shared_ptr<H2ClientConnection>(new H2ClientConnection({}, std::move(stream))));
+}
+
+PlainStream& H2ClientConnection::lowest() {
+  return tls_ ? boost::beast::get_lowest_layer(*tls_) : *plain_;
+}
+
+asio::any_io_executor H2ClientConnection::executor() { return lowest().get_executor(); }
+
+std::shared_ptr<H2ClientConnection> H2ClientConnection::Begin(
+    std::shared_ptr<H2ClientConnection> c) {
   nghttp2_session_callbacks* callbacks = nullptr;
   if (nghttp2_session_callbacks_new(&callbacks) != 0) {
     return nullptr;
@@ -187,8 +206,8 @@ std::shared_ptr<H2ClientConnection> H2ClientConnection::Start(std::unique_ptr<Tl
   if (nghttp2_submit_settings(c->session_, NGHTTP2_FLAG_NONE, settings, 1) != 0) {
     return nullptr;
   }
-  boost::beast::get_lowest_layer(*c->stream_).expires_never();  // requests bound their own time
-  asio::co_spawn(c->stream_->get_executor(), c->ReadLoop(c), asio::detached);
+  c->lowest().expires_never();  // requests bound their own time
+  asio::co_spawn(c->executor(), c->ReadLoop(c), asio::detached);
   c->Flush();
   return c;
 }
@@ -244,7 +263,7 @@ void H2ClientConnection::FailAll(const HttpError& error) {
   if (!closed_) {
     closed_ = true;
     boost::system::error_code ignored;
-    boost::beast::get_lowest_layer(*stream_).socket().close(ignored);
+    lowest().socket().close(ignored);
   }
 }
 
@@ -253,14 +272,15 @@ void H2ClientConnection::Flush() {
     return;
   }
   writing_ = true;
-  asio::co_spawn(stream_->get_executor(), WriteLoop(shared_from_this()), asio::detached);
+  asio::co_spawn(executor(), WriteLoop(shared_from_this()), asio::detached);
 }
 
 asio::awaitable<void> H2ClientConnection::ReadLoop(
     std::shared_ptr<H2ClientConnection> /*self: keeps the connection alive*/) {
   std::array<uint8_t, 16384> buffer;
   while (!closed_) {
-    auto [ec, n] = co_await stream_->async_read_some(asio::buffer(buffer), kNoThrow);
+    auto [ec, n] = tls_ ? co_await tls_->async_read_some(asio::buffer(buffer), kNoThrow)
+                        : co_await plain_->async_read_some(asio::buffer(buffer), kNoThrow);
     if (ec) {
       FailAll(HttpError{HttpErrorKind::kClosed,
                         "the server closed the connection before the response was complete"});
@@ -293,7 +313,8 @@ asio::awaitable<void> H2ClientConnection::WriteLoop(
     if (out_.empty()) {
       break;
     }
-    auto [ec, written] = co_await asio::async_write(*stream_, asio::buffer(out_), kNoThrow);
+    auto [ec, written] = tls_ ? co_await asio::async_write(*tls_, asio::buffer(out_), kNoThrow)
+                              : co_await asio::async_write(*plain_, asio::buffer(out_), kNoThrow);
     (void)written;
     if (ec) {
       FailAll(HttpError{HttpErrorKind::kClosed, "the request could not be sent"});
@@ -308,7 +329,7 @@ int32_t H2ClientConnection::Submit(const H2Request& r, Stream& stream) {
   std::vector<nghttp2_nv> nva;
   nva.reserve(5 + request.headers.size());
   nva.push_back(Nv(":method", request.method));
-  nva.push_back(Nv(":scheme", "https"));
+  nva.push_back(Nv(":scheme", tls_ ? "https" : "http"));
   nva.push_back(Nv(":authority", r.authority));
   nva.push_back(Nv(":path", r.path));
   const std::string length = std::to_string(request.body.size());
@@ -327,7 +348,7 @@ int32_t H2ClientConnection::Submit(const H2Request& r, Stream& stream) {
 
 asio::awaitable<H2Outcome> H2ClientConnection::Send(H2Request r) {
   auto self = shared_from_this();
-  auto stream = std::make_shared<Stream>(stream_->get_executor());
+  auto stream = std::make_shared<Stream>(executor());
   stream->request = r.request;
   stream->response.version = HttpVersion::kHttp2;
   const int32_t id = Submit(r, *stream);

@@ -24,6 +24,7 @@ struct nghttp2_session;
 namespace xb::net::http_client_detail {
 
 using TlsStream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
+using PlainStream = boost::beast::tcp_stream;
 
 struct H2Request {
   const HttpRequest* request;  // method, headers, body, deadline, body cap; outlives Send
@@ -42,9 +43,10 @@ struct H2Outcome {
 
 class H2ClientConnection : public std::enable_shared_from_this<H2ClientConnection> {
  public:
-  // Takes a TLS stream whose handshake chose "h2"; starts reading. Null when nghttp2 cannot be
-  // set up.
+  // Takes a TLS stream whose handshake chose "h2", or a plain one to speak HTTP/2 on with prior
+  // knowledge (h2c, RFC 9113 3.3); starts reading. Null when nghttp2 cannot be set up.
   static std::shared_ptr<H2ClientConnection> Start(std::unique_ptr<TlsStream> stream);
+  static std::shared_ptr<H2ClientConnection> Start(std::unique_ptr<PlainStream> stream);
   ~H2ClientConnection();
 
   // Open and not told to go away: a new request may be sent on it.
@@ -70,7 +72,10 @@ class H2ClientConnection : public std::enable_shared_from_this<H2ClientConnectio
   void Forget(int32_t id) { streams_.erase(id); }
 
  private:
-  explicit H2ClientConnection(std::unique_ptr<TlsStream> stream);
+  H2ClientConnection(std::unique_ptr<TlsStream> tls, std::unique_ptr<PlainStream> plain);
+  static std::shared_ptr<H2ClientConnection> Begin(std::shared_ptr<H2ClientConnection> c);
+  PlainStream& lowest();
+  boost::asio::any_io_executor executor();
   // Submits the request on a new stream: its id, or negative when nghttp2 refuses it.
   int32_t Submit(const H2Request& request, Stream& stream);
   boost::asio::awaitable<void> ReadLoop(std::shared_ptr<H2ClientConnection> self);
@@ -80,7 +85,8 @@ class H2ClientConnection : public std::enable_shared_from_this<H2ClientConnectio
   // Ends every open stream with `error` and closes the connection.
   void FailAll(const HttpError& error);
 
-  std::unique_ptr<TlsStream> stream_;
+  std::unique_ptr<TlsStream> tls_;      // one of the two is set
+  std::unique_ptr<PlainStream> plain_;  // h2c
   nghttp2_session* session_ = nullptr;
   std::map<int32_t, std::shared_ptr<Stream>> streams_;
   std::string out_;  // the write loop's buffer

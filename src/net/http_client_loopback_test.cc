@@ -114,6 +114,42 @@ TEST_F(HttpClientLoopbackTest, PlainHttpIsHttp1) {
   EXPECT_EQ(reply->body, "hello");
 }
 
+// A client made http2_only (gRPC, the OTLP exporter's) speaks h2c with prior knowledge to a
+// plain origin, keeps that connection, and hands the trailer section back apart from the head.
+TEST_F(HttpClientLoopbackTest, Http2OnlySpeaksH2cAndKeepsTrailersApart) {
+  auto server = std::make_unique<testing::LoopbackServer>(
+      io_, Protocol::kHttp2, nullptr, [](const testing::ServedRequest& request) {
+        return testing::ScriptedReply{.headers = {{"content-type", "application/grpc"}},
+                                      .body = request.body,
+                                      .trailers = {{"grpc-status", "0"}}};
+      });
+  auto client = Client(HttpClientOptions{.http2_only = true});
+  HttpRequest post = Get(Url(*server, "/svc/Method", "http"));
+  post.method = "POST";
+  post.body = std::string(200000, 'g');  // past the initial flow-control window
+  auto replies = SendAll(*client, {post, post});
+  for (const auto& reply : replies) {
+    ASSERT_TRUE(reply.ok()) << reply.error().message;
+    EXPECT_EQ(reply->version, HttpVersion::kHttp2);
+    EXPECT_EQ(reply->body, post.body);
+    ASSERT_EQ(reply->trailers.size(), 1u);
+    EXPECT_EQ(reply->trailers[0].name, "grpc-status");
+    EXPECT_EQ(reply->trailers[0].value, "0");
+    EXPECT_EQ(reply->Find("grpc-status"), nullptr);
+  }
+  EXPECT_EQ(server->accepted(), 1);
+  EXPECT_EQ(client->kept_connections(), 1u);
+}
+
+TEST_F(HttpClientLoopbackTest, Http2OnlyFailsWhenTlsChoosesHttp1) {
+  auto server = Server(Protocol::kHttp1);
+  auto client = Client(HttpClientOptions{.http2_only = true});
+  Reply reply = SendOne(*client, Get(Url(*server, "/hello")));
+  ASSERT_FALSE(reply.ok());
+  // Offered "h2" alone, the HTTP/1.1-only server selects no protocol.
+  EXPECT_EQ(reply.error().kind, HttpErrorKind::kProtocol) << reply.error().message;
+}
+
 TEST_F(HttpClientLoopbackTest, KeptHttp1ConnectionIsReused) {
   auto server = Server(Protocol::kHttp1);
   auto client = Client();

@@ -208,8 +208,12 @@ bool Server::StartOtlpExporter() {
     resource.emplace_back(key, value);
   }
   auto created = telemetry::OtlpExporter::Create(
-      telemetry::OtlpExporterOptions{.endpoint = *config_.telemetry.otlp_endpoint,
-                                     .resource = std::move(resource)},
+      telemetry::OtlpExporterOptions{
+          .endpoint = *config_.telemetry.otlp_endpoint,
+          .protocol = config_.telemetry.otlp_protocol == config::OtlpProtocol::kHttpProtobuf
+                          ? telemetry::OtlpProtocol::kHttpProtobuf
+                          : telemetry::OtlpProtocol::kGrpc,
+          .resource = std::move(resource)},
       metrics_);
   if (!created.ok()) {
     Fail("configuration is invalid: telemetry.otlp_endpoint or OTEL_EXPORTER_OTLP_ENDPOINT (" +

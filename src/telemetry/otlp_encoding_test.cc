@@ -385,20 +385,20 @@ TEST(OtlpEncodingTest, LogRecordsDecodeAsAnExportLogsServiceRequest) {
 }
 
 TEST(OtlpEndpointTest, AppendsTheTracesPath) {
-  auto plain = ParseOtlpEndpoint("http://127.0.0.1:4318");
+  auto plain = ParseOtlpEndpoint("http://127.0.0.1:4318", OtlpProtocol::kHttpProtobuf);
   ASSERT_TRUE(plain.ok());
   EXPECT_FALSE(plain->tls);
   EXPECT_EQ(plain->host, "127.0.0.1");
   EXPECT_EQ(plain->port, "4318");
   EXPECT_EQ(plain->path, "/v1/traces");
   EXPECT_EQ(plain->logs_path, "/v1/logs");
-  auto tls = ParseOtlpEndpoint("HTTPS://collector.example/otlp/");
+  auto tls = ParseOtlpEndpoint("HTTPS://collector.example/otlp/", OtlpProtocol::kHttpProtobuf);
   ASSERT_TRUE(tls.ok());
   EXPECT_TRUE(tls->tls);
   EXPECT_EQ(tls->port, "443");
   EXPECT_EQ(tls->path, "/otlp/v1/traces");
   EXPECT_EQ(tls->logs_path, "/otlp/v1/logs");
-  auto full = ParseOtlpEndpoint("http://[::1]:9/v1/traces");
+  auto full = ParseOtlpEndpoint("http://[::1]:9/v1/traces", OtlpProtocol::kHttpProtobuf);
   ASSERT_TRUE(full.ok());
   EXPECT_EQ(full->host, "::1");
   EXPECT_EQ(full->path, "/v1/traces");
@@ -413,6 +413,7 @@ TEST(OtlpExporterTest, FailedBatchesAreCountedAndShutdownIsBounded) {
   // Port 9 on 127.0.0.1 (discard) is closed on the test machine: the connect is refused.
   auto exporter =
       OtlpExporter::Create(OtlpExporterOptions{.endpoint = "http://127.0.0.1:9",
+                                               .protocol = OtlpProtocol::kHttpProtobuf,
                                                .resource = {{"service.name", "t"}},
                                                .max_queue = 4,
                                                .max_batch = 2,
@@ -455,6 +456,7 @@ TEST(OtlpExporterTest, ACollectorThatNeverAnswersTimesOutEachBatch) {
   Metrics metrics("test");
   auto exporter =
       OtlpExporter::Create(OtlpExporterOptions{.endpoint = endpoint,
+                                               .protocol = OtlpProtocol::kHttpProtobuf,
                                                .resource = {{"service.name", "t"}},
                                                .max_queue = 8,
                                                .max_batch = 1,
@@ -630,6 +632,7 @@ TEST(OtlpExporterTest, FullBatchesGoAtOncePartialOnesAfterTheirInterval) {
   Metrics metrics("test");
   auto exporter =
       OtlpExporter::Create(OtlpExporterOptions{.endpoint = collector.endpoint(),
+                                               .protocol = OtlpProtocol::kHttpProtobuf,
                                                .resource = {{"service.name", "t"}},
                                                .max_queue = 12,
                                                .max_batch = 4,
@@ -669,6 +672,7 @@ class OneSpanBatchesTest : public testing::Test {
   void StartAndExportOne(std::chrono::milliseconds interval) {
     auto exporter =
         OtlpExporter::Create(OtlpExporterOptions{.endpoint = collector.endpoint(),
+                                                 .protocol = OtlpProtocol::kHttpProtobuf,
                                                  .resource = {{"service.name", "t"}},
                                                  .max_queue = 8,
                                                  .max_batch = 1,
@@ -729,6 +733,7 @@ TEST(OtlpExporterTest, AFullQueueDropsAndCounts) {
   Metrics metrics("test");
   auto exporter =
       OtlpExporter::Create(OtlpExporterOptions{.endpoint = collector.endpoint(),
+                                               .protocol = OtlpProtocol::kHttpProtobuf,
                                                .resource = {{"service.name", "t"}},
                                                .max_queue = 6,
                                                .max_batch = 4,
@@ -758,6 +763,7 @@ TEST(OtlpExporterTest, SpansStagedOnManyThreadsAllArrive) {
   Metrics metrics("test");
   auto exporter =
       OtlpExporter::Create(OtlpExporterOptions{.endpoint = collector.endpoint(),
+                                               .protocol = OtlpProtocol::kHttpProtobuf,
                                                .resource = {{"service.name", "t"}},
                                                .max_queue = size_t{1} << 20,
                                                .max_batch = kBatch,
@@ -812,6 +818,7 @@ TEST(OtlpExporterTest, AQuietThreadsStagedSpansGoAfterTheInterval) {
   Metrics metrics("test");
   auto exporter =
       OtlpExporter::Create(OtlpExporterOptions{.endpoint = collector.endpoint(),
+                                               .protocol = OtlpProtocol::kHttpProtobuf,
                                                .resource = {{"service.name", "t"}},
                                                .max_queue = 1000,
                                                .max_batch = 1000,
@@ -850,6 +857,7 @@ TEST(OtlpExporterTest, ASpanLargerThanTheStageArrivesWhole) {
   Metrics metrics("test");
   auto exporter =
       OtlpExporter::Create(OtlpExporterOptions{.endpoint = collector.endpoint(),
+                                               .protocol = OtlpProtocol::kHttpProtobuf,
                                                .resource = {{"service.name", "t"}},
                                                .max_queue = 100,
                                                .max_batch = 100,
@@ -878,6 +886,7 @@ TEST(OtlpExporterTest, BodiesLargerThanThePipeArriveWhole) {
   Metrics metrics("test");
   auto exporter =
       OtlpExporter::Create(OtlpExporterOptions{.endpoint = collector.endpoint(),
+                                               .protocol = OtlpProtocol::kHttpProtobuf,
                                                .resource = {{"service.name", "t"}},
                                                .max_queue = 3 * kBatch,
                                                .max_batch = kBatch,

@@ -21,6 +21,7 @@
 #include "base/thread_name.h"
 #include "base/url.h"
 #include "net/tls_client.h"
+#include "telemetry/otlp_grpc.h"
 #include "telemetry/spliced_send.h"
 
 namespace xb::telemetry {
@@ -212,7 +213,10 @@ void RunBounded(std::unique_ptr<OtlpExporter::Session>& session, Clock::time_poi
 
 }  // namespace
 
-Result<OtlpExporter::Target> ParseOtlpEndpoint(std::string_view endpoint) {
+namespace {
+
+// Where OTLP/HTTP posts for `endpoint` (its path kept as the base of /v1/traces and /v1/logs).
+Result<OtlpExporter::Target> ParseHttpTarget(std::string_view endpoint) {
   OtlpExporter::Target target;
   const size_t scheme_end = endpoint.find("://");
   if (scheme_end == std::string_view::npos) {
@@ -270,9 +274,31 @@ Result<OtlpExporter::Target> ParseOtlpEndpoint(std::string_view endpoint) {
   return target;
 }
 
+}  // namespace
+
+Result<OtlpExporter::Target> ParseOtlpEndpoint(std::string_view endpoint, OtlpProtocol protocol) {
+  auto target = ParseHttpTarget(endpoint);
+  if (!target.ok() || protocol == OtlpProtocol::kHttpProtobuf) {
+    return target;
+  }
+  // gRPC names the service in the request path: the endpoint is an origin, nothing more.
+  Result<Url> url = ParseUrl(endpoint);
+  if (!url.ok() || !IsHttpUrlWithHost(*url)) {
+    return InvalidArgument("not an http or https URL with a host");
+  }
+  if ((!url->path.empty() && url->path != "/") || url->has_query) {
+    return InvalidArgument("a gRPC endpoint has no path or query");
+  }
+  target->grpc = true;
+  target->origin = std::string(target->tls ? "https://" : "http://") + HostHeader(*url);
+  target->path = std::string(kGrpcTraceExportPath);
+  target->logs_path = std::string(kGrpcLogsExportPath);
+  return target;
+}
+
 Result<std::unique_ptr<OtlpExporter>> OtlpExporter::Create(OtlpExporterOptions options,
                                                            Metrics& metrics) {
-  auto target = ParseOtlpEndpoint(options.endpoint);
+  auto target = ParseOtlpEndpoint(options.endpoint, options.protocol);
   if (!target.ok()) {
     return target.status();
   }
@@ -319,7 +345,11 @@ OtlpExporter::OtlpExporter(OtlpExporterOptions options, Target target, Metrics& 
       target_(std::move(target)),
       metrics_(metrics),
       framing_(options_.resource),
-      id_(NextExporterId()) {}
+      id_(NextExporterId()) {
+  if (target_.grpc) {
+    grpc_ = std::make_unique<OtlpGrpcChannel>(target_.origin);
+  }
+}
 
 OtlpExporter::~OtlpExporter() { Shutdown(Clock::now()); }
 
@@ -581,6 +611,10 @@ uint64_t OtlpExporter::SendSpanBatches(Work& work) {
       }
       break;
     }
+    if (grpc_) {  // a whole call: counted now; the batch goes back to spare_ with the others
+      Send(batches[i]->Frame(), target_.path, *until);
+      continue;
+    }
     bool reused = false;
     if (Post(batches[i]->Frame(), target_.path, *until, /*leave_answer=*/true, &reused)) {
       awaiting_ = std::move(batches[i]);  // kept as it is until its answer (spliced_send.h)
@@ -637,6 +671,9 @@ void OtlpExporter::CountBatch(bool exported) {
 
 bool OtlpExporter::Post(std::string_view body, const std::string& path, Clock::time_point deadline,
                         bool leave_answer, bool* written_on_reused) {
+  if (grpc_) {
+    return grpc_->Call(path, body, deadline);  // only whole calls (SendSpanBatches)
+  }
   if (!session_) {
     session_ = std::make_unique<Session>();
   }

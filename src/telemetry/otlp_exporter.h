@@ -1,19 +1,22 @@
 // OtlpExporter: the batch span exporter. Sampled spans are queued (bounded; a full queue drops
-// the span and counts the drop) and one background thread posts them as OTLP/HTTP protobuf
-// (otlp_encoding.h) to <endpoint>/v1/traces, with Boost.Beast over plain TCP or TLS.
+// the span and counts the drop) and one background thread exports them (otlp_encoding.h):
+// - over gRPC by default (telemetry.otlp_protocol = "grpc"): unary TraceService/Export calls
+//   through the shared outbound client, HTTP/2 (otlp_grpc.h);
+// - over OTLP/HTTP protobuf with telemetry.otlp_protocol = "http/protobuf": POSTed to
+//   <endpoint>/v1/traces with Boost.Beast over plain TCP or TLS, on a socket of its own.
 //
-// Why not net/http_client: this exporter keeps its own socket for two things the shared client
-// does not do. Over plain TCP a batch is spliced into the socket from the encoder's pages
-// (spliced_send.h; the copying write was the exporter thread's largest cost), which must hold the
-// pages until the answer is read; and a span batch's answer is read only when the next batch is
+// Why the OTLP/HTTP path does not use net/http_client: it keeps its own socket for two things the
+// shared client does not do. Over plain TCP a batch is spliced into the socket from the encoder's
+// pages (spliced_send.h; the copying write was the exporter thread's largest cost), which must hold
+// the pages until the answer is read; and a span batch's answer is read only when the next batch is
 // due (below). Its TLS context and peer-name check are net/tls_client's, as the client's are.
 //
 // implements: OPS-015 — export never blocks serving: Submit encodes the span into a small buffer
 // of the calling thread's own (its stage: no lock, no locked instruction), and moves a stage into
 // the batch being filled under the shared mutex once per kStageSpans spans; nothing allocates once
 // the buffers have grown. A slow or unreachable collector delays only the export thread. Every
-// batch that fails (connect, TLS, write, read, timeout or a non-2xx status) increments
-// xmtp_telemetry_export_failures_total.
+// batch that fails (connect, TLS, write, read, timeout, a non-2xx status; over gRPC also GOAWAY,
+// RST_STREAM or a grpc-status other than 0) increments xmtp_telemetry_export_failures_total.
 //
 // Why stages: a batch is hundreds of kilobytes, written once per 4096 spans and read by the
 // kernel and the collector in between, so writing each span straight into it missed the cache on
@@ -22,10 +25,11 @@
 // figures). A staged span waits at most about one interval: the exporter sweeps every stage's
 // committed spans when its interval passes, and at shutdown.
 //
-// A span batch's answer is read when the next batch is due, when the exporter next wakes with
-// nothing to send (within about an interval) or at shutdown, not as soon as it is written: the
+// OTLP/HTTP: a span batch's answer is read when the next batch is due, when the exporter next wakes
+// with nothing to send (within about an interval) or at shutdown, not as soon as it is written: the
 // exporter wakes once per batch, and each wake-up switches a serving thread out of its core. A
-// batch counts as exported or failed when its answer is read.
+// batch counts as exported or failed when its answer is read. A gRPC call is whole when it
+// returns (otlp_grpc.h says why), and counts then.
 //
 // Lifetime: Create, then Start (the thread), then Shutdown once serving has stopped (flushes what
 // is queued until its deadline, then stops the thread). The destructor shuts down with an
@@ -51,11 +55,17 @@
 
 namespace xb::telemetry {
 
+class OtlpGrpcChannel;  // otlp_grpc.h
+
+// telemetry.otlp_protocol.
+enum class OtlpProtocol { kGrpc, kHttpProtobuf };
+
 struct OtlpExporterOptions {
   // The resolved endpoint (telemetry.otlp_endpoint or OTEL_EXPORTER_OTLP_ENDPOINT): an http:// or
-  // https:// URL with a host, already checked at startup (OPS-022). Spans go to its path plus
-  // /v1/traces (OTLP/HTTP), unless the path already ends with /v1/traces.
+  // https:// URL with a host, already checked at startup (OPS-022). gRPC: its path is empty or
+  // "/". OTLP/HTTP: spans go to its path plus /v1/traces, unless it already ends with /v1/traces.
   std::string endpoint;
+  OtlpProtocol protocol = OtlpProtocol::kGrpc;
   ResourceAttributes resource;
   // Large batches: each request costs the exporter thread a wake-up, an HTTP exchange and
   // context switches on the serving cores. 4096 spans (about 800 KB) halved its CPU per span
@@ -68,8 +78,8 @@ struct OtlpExporterOptions {
 
 class OtlpExporter final : public SpanSink, public LogRecordSink {
  public:
-  // Fails INVALID_ARGUMENT when the endpoint is not an http(s) URL with a host (the caller names
-  // the key, never the value).
+  // Fails INVALID_ARGUMENT when the endpoint is not an http(s) URL with a host, or has a path for
+  // gRPC (the caller names the key, never the value).
   static Result<std::unique_ptr<OtlpExporter>> Create(OtlpExporterOptions options,
                                                       Metrics& metrics);
   ~OtlpExporter() override;
@@ -79,8 +89,9 @@ class OtlpExporter final : public SpanSink, public LogRecordSink {
   void Shutdown(std::chrono::steady_clock::time_point deadline);
 
   void Submit(SpanData&& span) override;
-  // Log records (telemetry.otlp_logs) go to <endpoint>/v1/logs in batches of their own, over the
-  // same connection, with the same queue bound and failure counting as spans.
+  // Log records (telemetry.otlp_logs) go to LogsService/Export (gRPC) or <endpoint>/v1/logs in
+  // batches of their own, over the same connection, with the same queue bound and failure
+  // counting as spans.
   void SubmitLog(LogRecordData&& record) override;
 
   // Spans a thread stages before moving them into a batch (fewer when the batch has less room).
@@ -96,10 +107,12 @@ class OtlpExporter final : public SpanSink, public LogRecordSink {
 
   struct Target {
     bool tls = false;
+    bool grpc = false;
     std::string host;
     std::string port;
-    std::string path;       // ends with /v1/traces
-    std::string logs_path;  // the same base, ending with /v1/logs
+    std::string origin;     // scheme://host[:port] (the gRPC channel's)
+    std::string path;       // ends with /v1/traces, or the gRPC TraceService/Export path
+    std::string logs_path;  // the same base, ending with /v1/logs, or LogsService/Export
   };
 
  private:
@@ -180,7 +193,8 @@ class OtlpExporter final : public SpanSink, public LogRecordSink {
   uint64_t dropped_logs_ = 0;      // guarded by mu_
   uint64_t exported_batches_ = 0;  // guarded by mu_
 
-  std::unique_ptr<Session> session_;  // exporter thread only
+  std::unique_ptr<Session> session_;       // exporter thread only (OTLP/HTTP)
+  std::unique_ptr<OtlpGrpcChannel> grpc_;  // set for gRPC; used by the exporter thread only
   // The span batch written last whose answer is not read yet, and whether it went over a kept
   // connection. Exporter thread only.
   std::unique_ptr<EncodedSpans> awaiting_;
@@ -189,7 +203,8 @@ class OtlpExporter final : public SpanSink, public LogRecordSink {
   std::thread thread_;
 };
 
-// Parses an OTLP endpoint into where to post; exposed for tests.
-Result<OtlpExporter::Target> ParseOtlpEndpoint(std::string_view endpoint);
+// Parses an OTLP endpoint into where to export; exposed for tests.
+Result<OtlpExporter::Target> ParseOtlpEndpoint(std::string_view endpoint,
+                                               OtlpProtocol protocol = OtlpProtocol::kGrpc);
 
 }  // namespace xb::telemetry

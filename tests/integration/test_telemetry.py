@@ -1,6 +1,7 @@
 """Operator telemetry from outside the process (OPS section 5): the metric catalogue as exposed
-and as scraped by a real Prometheus server, traces exported over OTLP/HTTP to a receiver in this
-harness, export failures, and nothing private in metrics, spans or logs."""
+and as scraped by a real Prometheus server, traces and log records exported to receivers in this
+harness over OTLP/gRPC (the default) and OTLP/HTTP (telemetry.otlp_protocol = "http/protobuf"),
+export failures, and nothing private in metrics, spans or logs."""
 import base64
 import os
 import re
@@ -188,11 +189,13 @@ def scrape(server):
                                   timeout=5).read().decode()
 
 
-def traced_config(endpoint, ratio="1.0", logs=False):
+def traced_config(endpoint, ratio="1.0", logs=False, protocol=None):
+    """Export to `endpoint`; `protocol` None leaves telemetry.otlp_protocol at its default."""
     return harness.minimal_config().replace(
         "[telemetry]\n",
         '[telemetry]\notlp_endpoint = "%s"\nsample_ratio = %s\nservice_name = "xb-under-test"\n'
-        'otlp_logs = %s\n' % (endpoint, ratio, "true" if logs else "false"))
+        'otlp_logs = %s\n%s' % (endpoint, ratio, "true" if logs else "false",
+                                 'otlp_protocol = "%s"\n' % protocol if protocol else ""))
 
 
 def call(channel, path, request, response_type, metadata=None):
@@ -476,8 +479,9 @@ class TraceExportTest(unittest.TestCase):
                 self.assertEqual(attrs["service.name"], "xb-under-test")
                 self.assertEqual(attrs["xmtp.backend.identifier"], "test.local.xmtp")
                 self.assertTrue(attrs["service.version"])
-            self.assertTrue(all(p == ("/v1/traces", "application/x-protobuf")
-                                for p in receiver.paths))
+            # The default protocol: gRPC TraceService/Export calls, on one kept connection.
+            self.assertTrue(all(p == otlp_receiver.TRACE_PATH for p in receiver.paths))
+            self.assertEqual(len(set(receiver.peers)), 1)
             # The completion log names the caller's trace (OPS-018).
             logs = [r for r in server.log_records() if r.get("msg") == "request completed"]
             self.assertTrue([r for r in logs if r.get("trace_id") == CALLER_TRACE])
@@ -505,11 +509,13 @@ class TraceExportTest(unittest.TestCase):
 
 
 class ExportConnectionTest(unittest.TestCase):
-    # verifies: OPS-015 — the exporter keeps its HTTP/1.1 connection from batch to batch, and a
-    # kept connection the collector has closed costs no batch and counts no failure.
+    # verifies: OPS-015 — with otlp_protocol = "http/protobuf" the exporter keeps its HTTP/1.1
+    # connection from batch to batch, and a kept connection the collector has closed costs no
+    # batch and counts no failure.
     def test_the_connection_is_kept_and_a_closed_one_is_replaced(self):
-        with otlp_receiver.Receiver(keep_alive=True) as receiver, \
-                harness.Server(config=traced_config(receiver.endpoint)) as server:
+        with otlp_receiver.Receiver("http/protobuf", keep_alive=True) as receiver, \
+                harness.Server(config=traced_config(receiver.endpoint,
+                                                    protocol="http/protobuf")) as server:
             def get_configuration(trace):
                 md = [("traceparent", "00-%s-%s-01" % (trace, CALLER_SPAN))]
                 with server.channel() as ch:
@@ -537,10 +543,18 @@ class ExportConnectionTest(unittest.TestCase):
 
 class LogExportTest(unittest.TestCase):
     # CONF telemetry.otlp_logs: with an endpoint and otlp_logs = true, every written log line is
-    # also exported to /v1/logs, with the span resource (OPS-013) and the line's own fields.
+    # also exported (LogsService/Export over gRPC, /v1/logs over OTLP/HTTP), with the span
+    # resource (OPS-013) and the line's own fields, beside the spans on the same connection.
     def test_log_lines_are_exported_as_otlp_log_records(self):
-        with otlp_receiver.Receiver(keep_alive=True) as receiver, \
-                harness.Server(config=traced_config(receiver.endpoint, logs=True)) as server:
+        for protocol in ("grpc", "http/protobuf"):
+            with self.subTest(protocol=protocol):
+                self.check_log_export(protocol)
+
+    def check_log_export(self, protocol):
+        with otlp_receiver.Receiver(protocol, **({} if protocol == "grpc" else
+                                                 {"keep_alive": True})) as receiver, \
+                harness.Server(config=traced_config(receiver.endpoint, logs=True,
+                                                    protocol=protocol)) as server:
             trace = uuid.uuid4().hex
             with server.channel() as ch:
                 call(ch, GET_CONFIGURATION, backend_pb2.GetConfigurationRequest(),
@@ -570,13 +584,22 @@ class LogExportTest(unittest.TestCase):
             self.assertTrue(resources)
             self.assertTrue(all(a["xmtp.backend.identifier"] == "test.local.xmtp" and
                                 a["service.name"] == "xb-under-test" for a in resources))
-            self.assertIn(("/v1/logs", "application/x-protobuf"), receiver.paths)
-            self.assertEqual(receiver.connections, 1)  # spans and records share the connection
+            receiver.wait_spans(lambda spans: [s for s in spans if s.trace_id.hex() == trace], 20,
+                                "the request's spans")
+            if protocol == "grpc":
+                self.assertIn(otlp_receiver.LOGS_PATH, receiver.paths)
+                self.assertIn(otlp_receiver.TRACE_PATH, receiver.paths)
+                # spans and records share the connection
+                self.assertEqual(len(set(receiver.peers)), 1)
+            else:
+                self.assertIn(("/v1/logs", "application/x-protobuf"), receiver.paths)
+                self.assertIn(("/v1/traces", "application/x-protobuf"), receiver.paths)
+                self.assertEqual(receiver.connections, 1)
 
 
 class ExportFailureTest(unittest.TestCase):
-    # verifies: OPS-015 — with the collector down, serving continues, metrics keep recording, and
-    # every failed batch counts in xmtp_telemetry_export_failures_total.
+    # verifies: OPS-015 — with the (gRPC, the default) collector down, serving continues, metrics
+    # keep recording, and every failed batch counts in xmtp_telemetry_export_failures_total.
     def test_ops015_export_failures_are_counted_and_serving_continues(self):
         dead = free_port()  # nothing listens here
         with harness.Server(config=traced_config("http://127.0.0.1:%d" % dead)) as server:
@@ -603,6 +626,28 @@ class ExportFailureTest(unittest.TestCase):
             server.terminate()
             self.assertEqual(server.wait(15), 0)
             self.assertLess(time.monotonic() - started, 10)  # drain + bounded flush
+
+
+class GrpcErrorStatusTest(unittest.TestCase):
+    # verifies: OPS-015 — a gRPC collector that answers every call with a non-zero grpc-status
+    # (UNAVAILABLE) counts each batch failed; serving is not affected.
+    def test_error_status_counts_export_failures(self):
+        with otlp_receiver.Receiver(status=grpc.StatusCode.UNAVAILABLE) as receiver, \
+                harness.Server(config=traced_config(receiver.endpoint)) as server:
+            def failures():
+                fam = parse_exposition(scrape(server)).get("xmtp_telemetry_export_failures_total")
+                return fam["samples"][0][2] if fam else 0
+
+            with server.channel() as ch:
+                call(ch, GET_CONFIGURATION, backend_pb2.GetConfigurationRequest(),
+                     backend_pb2.GetConfigurationResponse)
+            # Batches go every interval (the tailer's spans too); each is refused and counted.
+            self.assertGreaterEqual(harness.wait_for(lambda: failures() >= 2 and failures(), 20,
+                                                     "two counted failures"), 2)
+            with server.channel() as ch:  # serving goes on
+                call(ch, GET_CONFIGURATION, backend_pb2.GetConfigurationRequest(),
+                     backend_pb2.GetConfigurationResponse)
+            self.assertTrue(receiver.spans())  # the calls arrived whole and were refused
 
 
 # ---- Nothing private (OPS-014) ----------------------------------------------------------------------

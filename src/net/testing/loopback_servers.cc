@@ -257,6 +257,9 @@ struct H2Server {
     std::string request_body;
     std::string body;
     size_t sent = 0;
+    std::vector<std::pair<std::string, std::string>> trailers;
+    nghttp2_session* session = nullptr;  // to submit the trailers from Read
+    int32_t id = 0;
   };
   // Owned: freed in the destructor, also when the serving coroutine's frame is destroyed while
   // suspended (the test's io_context goes away with a kept connection still open).
@@ -283,6 +286,14 @@ struct H2Server {
     s->sent += n;
     if (s->sent == s->body.size()) {
       *flags |= NGHTTP2_DATA_FLAG_EOF;
+      if (!s->trailers.empty()) {  // the trailers end the stream instead
+        *flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
+        std::vector<nghttp2_nv> fields;
+        for (const auto& [name, value] : s->trailers) {
+          fields.push_back(Nv(name, value));
+        }
+        nghttp2_submit_trailer(s->session, s->id, fields.data(), fields.size());
+      }
     }
     return static_cast<ssize_t>(n);
   }
@@ -298,6 +309,9 @@ struct H2Server {
       return;
     }
     s.body = std::move(reply.body);
+    s.trailers = std::move(reply.trailers);
+    s.session = session;
+    s.id = id;
     // Names and values live in the stream until nghttp2 has packed them (submit copies them).
     std::vector<std::pair<std::string, std::string>> fields{
         {":status", std::to_string(reply.status)},
@@ -478,7 +492,11 @@ asio::awaitable<void> Serve(tcp::socket socket, LoopbackServer::Protocol protoco
                             std::shared_ptr<asio::ssl::context> tls,
                             std::shared_ptr<const ServeWith> with, int connection) {
   if (tls == nullptr) {
-    co_await ServeHttp1(socket, with->handler);
+    if (protocol == LoopbackServer::Protocol::kHttp2) {
+      co_await ServeHttp2(socket, *with, connection);  // h2c, prior knowledge
+    } else {
+      co_await ServeHttp1(socket, with->handler);
+    }
     co_return;
   }
   asio::ssl::stream<tcp::socket> stream(std::move(socket), *tls);

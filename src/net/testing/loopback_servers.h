@@ -1,7 +1,8 @@
 // Real loopback servers for net/http_client's tests: a test PKI made at run time with OpenSSL
 // (a CA and a leaf for "localhost" and 127.0.0.1), an HTTP/1.1 server (Beast, plain or TLS) and
-// an HTTP/2 server (nghttp2's server API, TLS with ALPN "h2"). Both listen on 127.0.0.1:0, run on
-// the test's io_context, count accepted connections and answer by path:
+// an HTTP/2 server (nghttp2's server API, TLS with ALPN "h2", or plain h2c with prior knowledge).
+// Both listen on 127.0.0.1:0, run on the test's io_context, count accepted connections and answer
+// by path:
 //   /hello     200 "hello"              /echo   200, the request body
 //   /big       200, 64 KiB              /slow   never answers
 //   /redirect  302 to /hello            /cut    a head that promises 100 bytes, then a close
@@ -51,6 +52,8 @@ struct ScriptedReply {
   unsigned status = 200;
   std::vector<std::pair<std::string, std::string>> headers{};
   std::string body{};
+  // HTTP/2: a trailer section after the body (gRPC's grpc-status).
+  std::vector<std::pair<std::string, std::string>> trailers{};
   bool stall = false;       // send nothing at all (the client's deadline ends it)
   bool stall_body = false;  // send the head promising `body`, then nothing more
 };
@@ -73,9 +76,9 @@ struct Http2Script {
 class LoopbackServer {
  public:
   enum class Protocol { kHttp1, kHttp2 };
-  // `tls` null: plain HTTP/1.1. kHttp2 needs `tls`. A `handler` answers every request; without
-  // one the fixed paths above answer. The handler runs on the io_context's thread. HTTP/2 only:
-  // `script` (SETTINGS, refused streams, GOAWAY).
+  // `tls` null: plain HTTP/1.1, or h2c (prior knowledge) for kHttp2. A `handler` answers every
+  // request; without one the fixed paths above answer. The handler runs on the io_context's thread.
+  // HTTP/2 only: `script` (SETTINGS, refused streams, GOAWAY).
   LoopbackServer(boost::asio::io_context& io, Protocol protocol,
                  std::shared_ptr<boost::asio::ssl::context> tls, Handler handler = {},
                  Http2Script script = {});
