@@ -20,7 +20,76 @@ namespace {
 constexpr char kUsage[] =
     "usage: xmtp-backend (--config-file FILE | --config 'TOML' | env XMTP_CONFIG)\n"
     "                    [--log-level off|error|warn|info|debug|trace] [--check-config]\n"
-    "                    [--version]\n";
+    "       xmtp-backend --help | --version\n";
+
+// --help: what a man page would say, kept true to this file and to config/load.h.
+constexpr char kHelp[] =
+    "\n"
+    "xmtp-backend: a self-hosted backend for XMTP messaging clients. It serves native gRPC,\n"
+    "gRPC-Web and grpc.health.v1 on one port, Prometheus metrics on another, and drains\n"
+    "cleanly on SIGTERM.\n"
+    "\n"
+    "OPTIONS\n"
+    "  --config-file FILE  Read the TOML configuration from FILE.\n"
+    "  --config 'TOML'     The whole TOML document inline.\n"
+    "  --log-level LEVEL   off, error, warn, info, debug or trace; replaces server.log_level.\n"
+    "  --check-config      Load and check the configuration (env: references resolved), print\n"
+    "                      \"configuration is valid\" and exit; binds nothing, opens no database.\n"
+    "  --version           Print \"xmtp-backend VERSION\" and exit.\n"
+    "  -h, --help          Print this text and exit.\n"
+    "  Each option taking a value accepts both --option VALUE and --option=VALUE.\n"
+    "\n"
+    "CONFIGURATION\n"
+    "  Exactly one source: --config-file, or an inline document from --config or, when\n"
+    "  --config is absent, the XMTP_CONFIG environment variable. Neither, --config together\n"
+    "  with --config-file, or XMTP_CONFIG set together with --config-file, is refused. Unknown\n"
+    "  keys and wrongly typed values are refused. Every key, its default and range:\n"
+    "  config.example.toml; the guide: configuration.md (both in /usr/share/doc/xmtp-backend/\n"
+    "  when installed from the package, docs/ in the source tree).\n"
+    "\n"
+    "ENVIRONMENT\n"
+    "  XMTP_CONFIG                  The inline configuration, when --config is absent.\n"
+    "  NAME in any \"env:NAME\"       A string value written \"env:NAME\" is replaced at startup "
+    "by\n"
+    "                               the variable NAME (secrets, database URLs); a missing one\n"
+    "                               stops startup, naming the variable, never a value.\n"
+    "  OTEL_EXPORTER_OTLP_ENDPOINT  OTLP endpoint when telemetry.otlp_endpoint is absent.\n"
+    "  NOTIFY_SOCKET                Set by systemd for Type=notify units: READY=1 is sent once\n"
+    "                               serving, STOPPING=1 when the drain begins. Unset: nothing "
+    "sent.\n"
+    "  [attachments] credential sources read their AWS_* variables (attachments.md).\n"
+    "\n"
+    "STARTUP\n"
+    "  Configuration checks, telemetry and the metrics listener, auth keys, the database\n"
+    "  (schema migrations applied; with a replica, waiting for it to replay them), the first\n"
+    "  stream recovery; only then is server.listen bound and health reported SERVING.\n"
+    "\n"
+    "SIGNALS\n"
+    "  SIGTERM, SIGINT  Drain: health turns NOT_SERVING, new calls are answered UNAVAILABLE,\n"
+    "                   open streams end UNAVAILABLE, unary calls in flight get up to\n"
+    "                   server.max_drain_duration_ms (default 10000) to finish; the process\n"
+    "                   exits within that deadline plus 5 s. Before serving, either signal\n"
+    "                   ends startup and the process exits 0.\n"
+    "\n"
+    "EXIT STATUS\n"
+    "  0  Drained and stopped after a signal; stopped before serving; --check-config found the\n"
+    "     configuration valid; --help, --version.\n"
+    "  1  The configuration was refused or startup failed (one line on stderr naming the key or\n"
+    "     the cause, never a value); or the JWKS key set went stale (auth.jwks_max_stale_seconds)\n"
+    "     and the server drained and exited.\n"
+    "  2  An unknown or incomplete command-line argument.\n"
+    "\n"
+    "FILES (Debian package)\n"
+    "  /etc/xmtp-backend/config.toml          The configuration the systemd unit loads.\n"
+    "  /etc/xmtp-backend/env                  The unit's EnvironmentFile: env: variables.\n"
+    "  /var/lib/xmtp-backend/                 State directory (the SQLite database).\n"
+    "  /lib/systemd/system/xmtp-backend.service\n"
+    "  /usr/share/xmtp-backend/               Grafana dashboard, Prometheus rules.\n"
+    "  /usr/share/doc/xmtp-backend/           README, operations.md, configuration.md.\n"
+    "\n"
+    "SEE ALSO\n"
+    "  systemctl(1), systemd.service(5), sd_notify(3); operations.md (install, PostgreSQL,\n"
+    "  balancers, backups, upgrades), configuration.md, telemetry.md (metrics, traces).\n";
 
 }  // namespace
 
@@ -43,6 +112,7 @@ int main(int argc, char** argv) {
     };
     if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
+      std::fputs(kHelp, stdout);
       return 0;
     }
     if (arg == "--version") {

@@ -110,6 +110,7 @@ Server::Server(const config::Config& config, RunOptions options)
       options_(std::move(options)),
       logger_(LoggerOptionsOf(config)),
       metrics_(kVersion),
+      systemd_(SdNotifier::FromEnvironment()),
       net_observer_(metrics_, logger_),
       signals_(main_io_, SIGTERM, SIGINT),
       startup_timer_(main_io_),
@@ -576,8 +577,11 @@ void Server::ReportServing() {
                  {telemetry::Field::Address(metrics_address_->host + ":" +
                                             std::to_string(metrics_listener_->port()))});
   }
-  logger_.Info("serving", {telemetry::Field::Address(listen_address_->host + ":" +
-                                                     std::to_string(listener_->port()))});
+  const std::string serving_on = listen_address_->host + ":" + std::to_string(listener_->port());
+  logger_.Info("serving", {telemetry::Field::Address(serving_on)});
+  // Type=notify: systemd counts the unit started only now, with the port accepting and health
+  // SERVING (OPS-005); STATUS= is what `systemctl status` shows.
+  NotifySystemd("READY=1\nSTATUS=serving on " + serving_on);
   // Freed memory goes back to the system (issue 28): checked every few seconds, trimmed when the
   // allocator holds more than 64 MiB free.
   memory_release_ = std::make_unique<MemoryRelease>(main_io_.get_executor(),
@@ -592,6 +596,12 @@ void Server::ReportServing() {
         Drain();
       });
     });
+  }
+}
+
+void Server::NotifySystemd(const std::string& state) {
+  if (Status sent = systemd_.Send(state); !sent.ok()) {
+    logger_.Warn("systemd notification failed", {telemetry::Field::Error(sent)});
   }
 }
 
@@ -615,6 +625,9 @@ void Server::Drain() {
     return;
   }
   drain_started_ = true;
+  // systemd: the unit is stopping (also when a stale key set began it), and may take the drain
+  // deadline + 5 s to exit.
+  NotifySystemd(StoppingState(config_.server.max_drain_duration_ms));
   // implements: OPS-007
   health_->Set(false);
   admission_.BeginDrain();

@@ -43,6 +43,7 @@
 #include "server/health.h"
 #include "server/memory_release.h"
 #include "server/net_observer.h"
+#include "server/sd_notify.h"
 #include "store/db_pool.h"
 #include "store/store.h"
 #include "telemetry/completion_budget.h"
@@ -111,6 +112,8 @@ class Server {
   bool BindListener();                                 // step 8
   void ReportServing();                                // step 8
 
+  // Type=notify units (deploy/systemd): tells systemd `state`; a failure is logged, never fatal.
+  void NotifySystemd(const std::string& state);
   void OnSignal(const boost::system::error_code& ec);
   // The end of the drain: whatever is left ends UNAVAILABLE (idle, or the drain deadline).
   void Finish();
@@ -121,6 +124,8 @@ class Server {
   RunOptions options_;
   telemetry::Logger logger_;
   telemetry::Metrics metrics_;
+  // NOTIFY_SOCKET, read once: READY=1 when serving, STOPPING=1 when the drain begins.
+  const SdNotifier systemd_;
   // Before every io_context: connections report to it until their frames are destroyed.
   NetObserver net_observer_;
   // Step 3. Declared before everything that starts spans, so it is destroyed after all of them.
