@@ -17,6 +17,8 @@ install(FILES deploy/etc/env DESTINATION /etc/xmtp-backend PERMISSIONS OWNER_REA
 # Whatever deploy/grafana and deploy/prometheus hold when the package is made (globbed at
 # packaging time, not at configure time): the dashboard and the alert rules.
 install(DIRECTORY deploy/grafana deploy/prometheus DESTINATION share/xmtp-backend OPTIONAL)
+# The configuration's JSON Schema, named by the first line of /etc/xmtp-backend/config.toml.
+install(FILES docs/schema/config.schema.json DESTINATION share/xmtp-backend/schema)
 install(FILES deploy/debian/copyright README.md docs/operations.md docs/configuration.md
               docs/config.example.toml docs/telemetry.md docs/cluster.md
         DESTINATION share/doc/xmtp-backend)

@@ -96,7 +96,8 @@ class PackageTest(unittest.TestCase):
                      "./usr/share/doc/xmtp-backend/copyright",
                      "./usr/share/doc/xmtp-backend/README.md",
                      "./usr/share/doc/xmtp-backend/operations.md",
-                     "./usr/share/doc/xmtp-backend/config.example.toml"]:
+                     "./usr/share/doc/xmtp-backend/config.example.toml",
+                     "./usr/share/xmtp-backend/schema/config.schema.json"]:
             self.assertRegex(self.contents, r"\s%s\n" % re.escape(path))
         # The env file will hold secrets: root only.
         self.assertRegex(self.contents, r"-rw------- root/root .* \./etc/xmtp-backend/env\n")
