@@ -3,6 +3,8 @@ suites (tests/cluster/): every view a reader had of a topic — one Query, or ev
 delivered for it across its reconnects — must be a prefix of the topic's final id order (read with
 Query once the writers stopped): no hole, no duplicate, no reordering, whichever instance served
 it."""
+import threading
+
 import harness
 from xmtp.backend.v1 import backend_pb2
 
@@ -47,3 +49,17 @@ class Faults:
 def assert_prefix(test, seen, final, what):
     """Fails `test` unless `seen` is a prefix of `final` (API-201)."""
     test.assertEqual(list(seen), list(final[:len(seen)]), "%s: %r" % (what, Faults(seen, final)))
+
+
+def run_beside_checker(workers, checker, done, timeout=300):
+    """Starts `checker` (a callable that loops until `done` is set), then one thread per callable
+    of `workers`; joins the workers (at most `timeout` s each), sets `done`, joins the checker."""
+    check = threading.Thread(target=checker)
+    check.start()
+    threads = [threading.Thread(target=w) for w in workers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    done.set()
+    check.join(60)

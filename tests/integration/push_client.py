@@ -246,3 +246,30 @@ def new_server(engine, extra="", env=None, binary=None, server_extra=""):
         engine.databases.append(database)
     return harness.Server(config=server_config(extra, database, server_extra),
                           binary=binary or harness.TEST_BINARY, env=env)
+
+
+class ProvidersServer:
+    """Mixin base of a suite with one server per class beside the fakes of `Providers`, on the
+    class's engine: `server_config(providers)` gives its config (the [push] tables and whatever
+    else); `providers`, `server` and `engine` are the class's."""
+    engine_class = S.Engine
+
+    @classmethod
+    def server_config(cls, providers):
+        return providers.push_config()
+
+    @classmethod
+    def setUpClass(cls):
+        cls.engine = cls.engine_class()
+        cls.providers = Providers()
+        cls.server = new_server(cls.engine, cls.server_config(cls.providers),
+                                env=cls.providers.env())
+        cls.server.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.kill()
+        cls.server.tmp.cleanup()
+        cls.providers.close()
+        cls.engine.cleanup()
+        cls.server.check_sanitizers()

@@ -2,6 +2,7 @@
 topics — some requests spanning many topics, some failing whole because one envelope is
 malformed — while a checker reads continuously with Query and QueryNewest. Every per-topic view
 must be a prefix of the topic's final id order: no hole that later fills, no reordering."""
+import functools
 import os
 import random
 import threading
@@ -67,15 +68,8 @@ class OrderingMixin:
                     for r in resp.results:
                         newest_seen[topics.index(r.topic.topic)].append(r.meta.cursor.sequence_id)
 
-        threads = [threading.Thread(target=publisher, args=(reqs,)) for reqs in plans]
-        check = threading.Thread(target=checker)
-        check.start()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(300)
-        done.set()
-        check.join(60)
+        ordering_check.run_beside_checker(
+            [functools.partial(publisher, reqs) for reqs in plans], checker, done)
         self.assertEqual(errors, [])
 
         with self.server.channel() as ch:

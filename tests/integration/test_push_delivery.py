@@ -23,24 +23,10 @@ def seq(meta):
     return meta.cursor.sequence_id
 
 
-class DeliveryMixin:
-    engine_class = S.Engine
-
+class DeliveryMixin(P.ProvidersServer):
     @classmethod
-    def setUpClass(cls):
-        cls.engine = cls.engine_class()
-        cls.providers = P.Providers()
-        cls.server = P.new_server(cls.engine, cls.providers.push_config(max_attempts=2),
-                                  env=cls.providers.env())
-        cls.server.start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.kill()
-        cls.server.tmp.cleanup()
-        cls.providers.close()
-        cls.engine.cleanup()
-        cls.server.check_sanitizers()
+    def server_config(cls, providers):
+        return providers.push_config(max_attempts=2)
 
     def setUp(self):
         self.apns = self.providers.apns

@@ -47,27 +47,14 @@ def health(server, service):
     return resp.status
 
 
-class ServiceMixin:
+class ServiceMixin(P.ProvidersServer):
     """One server per class: APNs and HTTP configured (FCM not), no private webhook addresses,
     max_push_topics = 3, ttl = 1 day."""
-    engine_class = S.Engine
 
     @classmethod
-    def setUpClass(cls):
-        cls.engine = cls.engine_class()
-        cls.providers = P.Providers()
-        config = cls.providers.push_config(channels=("apns", "http"), ttl=TTL, http_extra="") + \
+    def server_config(cls, providers):
+        return providers.push_config(channels=("apns", "http"), ttl=TTL, http_extra="") + \
             "[limits]\nmax_push_topics = %d\n" % MAX_TOPICS
-        cls.server = P.new_server(cls.engine, config, env=cls.providers.env())
-        cls.server.start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.kill()
-        cls.server.tmp.cleanup()
-        cls.providers.close()
-        cls.engine.cleanup()
-        cls.server.check_sanitizers()
 
     def status(self, path, request, response_type=pb.RecipientState):
         return P.status_of(self.server, path, request, response_type)
