@@ -188,8 +188,13 @@ Status CheckRetention(const RetentionConfig& r) {
                                 kMaxRetentionSeconds));
   XB_RETURN_IF_ERROR(
       CheckRange("retention.welcome_seconds", r.welcome_seconds, 1, kMaxRetentionSeconds));
-  return CheckRange("retention.key_package_seconds", r.key_package_seconds, 1,
-                    kMaxRetentionSeconds);
+  XB_RETURN_IF_ERROR(
+      CheckRange("retention.key_package_seconds", r.key_package_seconds, 1, kMaxRetentionSeconds));
+  // Issue 35: a pass at most once a second and at least once a day; a batch small enough to keep
+  // a delete transaction short.
+  XB_RETURN_IF_ERROR(
+      CheckRange("retention.prune_interval_seconds", r.prune_interval_seconds, 1, 86400));
+  return CheckRange("retention.prune_batch", r.prune_batch, 1, 100000);
 }
 
 // A CAIP-2 id in the eip155 namespace whose reference is the canonical decimal form (no sign, no

@@ -217,6 +217,31 @@ TEST(Ops020, RetentionMustFitTheDatabaseClock) {
   EXPECT_NE(negative.message().find("retention."), std::string::npos);
 }
 
+// Issue 35: the pruning pass's keys, off by default, each refusal naming its key.
+TEST(RetentionPrune, DefaultsBoundsAndRefusals) {
+  Result<Config> plain = ParseMinimalWith("");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->retention.prune);
+  EXPECT_EQ(plain->retention.prune_interval_seconds, 3600u);
+  EXPECT_EQ(plain->retention.prune_batch, 1000u);
+  Result<Config> bounds = ParseMinimalWith(
+      "[retention]\nprune = true\nprune_interval_seconds = 86400\nprune_batch = 100000");
+  ASSERT_TRUE(bounds.ok()) << bounds.status().message();
+  EXPECT_TRUE(bounds->retention.prune);
+  EXPECT_EQ(bounds->retention.prune_interval_seconds, 86400u);
+  EXPECT_EQ(bounds->retention.prune_batch, 100000u);
+  Result<Config> low = ParseMinimalWith("[retention]\nprune_interval_seconds = 1\nprune_batch = 1");
+  ASSERT_TRUE(low.ok()) << low.status().message();
+  EXPECT_TRUE(Refused(ParseMinimalWith("[retention]\nprune_interval_seconds = 0"),
+                      "retention.prune_interval_seconds"));
+  EXPECT_TRUE(Refused(ParseMinimalWith("[retention]\nprune_interval_seconds = 86401"),
+                      "retention.prune_interval_seconds"));
+  EXPECT_TRUE(Refused(ParseMinimalWith("[retention]\nprune_batch = 0"), "retention.prune_batch"));
+  EXPECT_TRUE(
+      Refused(ParseMinimalWith("[retention]\nprune_batch = 100001"), "retention.prune_batch"));
+  EXPECT_TRUE(Refused(ParseMinimalWith("[retention]\nprune = 1"), "retention.prune"));
+}
+
 TEST(Ops020, PushTtlMustFitTheDatabaseClock) {
   PushConfig push;
   EXPECT_TRUE(CheckPushTtlFitsClock(push, 1700000000000000000).ok());

@@ -77,6 +77,10 @@ struct RetentionConfig {
   uint64_t group_message_seconds = 7776000;
   uint64_t welcome_seconds = 7776000;
   uint64_t key_package_seconds = 7776000;
+  // Our extension (issue 35, STORE.md 9.2; never published): the pruning pass, off by default.
+  bool prune = false;
+  uint64_t prune_interval_seconds = 3600;  // from the end of one pass to the start of the next
+  uint64_t prune_batch = 1000;             // rows per delete transaction, at most
 };
 
 struct InlineKey {

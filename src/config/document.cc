@@ -109,6 +109,10 @@ Status ReadRetention(TableReader& r, RetentionConfig* c) {
   XB_RETURN_IF_ERROR(r.Unsigned("group_message_seconds", &c->group_message_seconds));
   XB_RETURN_IF_ERROR(r.Unsigned("welcome_seconds", &c->welcome_seconds));
   XB_RETURN_IF_ERROR(r.Unsigned("key_package_seconds", &c->key_package_seconds));
+  // Our extension (issue 35): the pruning pass.
+  XB_RETURN_IF_ERROR(r.Bool("prune", &c->prune));
+  XB_RETURN_IF_ERROR(r.Unsigned("prune_interval_seconds", &c->prune_interval_seconds));
+  XB_RETURN_IF_ERROR(r.Unsigned("prune_batch", &c->prune_batch));
   return r.Finish();
 }
 

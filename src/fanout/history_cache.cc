@@ -7,7 +7,7 @@ size_t HistoryChunk::footprint() const {
          rows.capacity() * sizeof(HistoryRow);
 }
 
-HistoryChunkPtr HistoryCache::Find(std::string_view topic, int64_t after) {
+HistoryChunkPtr HistoryCache::Find(std::string_view topic, int64_t after, int64_t prunable_at_ns) {
   std::lock_guard lock(mu_);
   auto topic_it = by_topic_.find(topic);
   if (topic_it == by_topic_.end()) {
@@ -22,6 +22,11 @@ HistoryChunkPtr HistoryCache::Find(std::string_view topic, int64_t after) {
   --it;
   Node& node = it->second;
   if (after >= node.chunk->last) {
+    return nullptr;
+  }
+  if (node.chunk->first_expiry_ns <= prunable_at_ns) {
+    lru_.erase(node.lru);
+    DropLocked(node.chunk.get());  // destroys `node`
     return nullptr;
   }
   lru_.splice(lru_.begin(), lru_, node.lru);
@@ -57,14 +62,19 @@ void HistoryCache::EvictLocked() {
   while (bytes_ > capacity_ && !lru_.empty()) {
     const HistoryChunk* oldest = lru_.back();
     lru_.pop_back();
-    bytes_ -= oldest->footprint();
-    auto topic_it = by_topic_.find(std::string_view(oldest->topic));
-    TopicChunks& chunks = topic_it->second;
-    const int64_t key = oldest->after;
-    chunks.erase(key);  // may destroy *oldest: nothing below reads it
-    if (chunks.empty()) {
-      by_topic_.erase(topic_it);
-    }
+    DropLocked(oldest);
+  }
+}
+
+// Removes `chunk` (already out of lru_) from its topic's map; may destroy it.
+void HistoryCache::DropLocked(const HistoryChunk* chunk) {
+  bytes_ -= chunk->footprint();
+  auto topic_it = by_topic_.find(std::string_view(chunk->topic));
+  TopicChunks& chunks = topic_it->second;
+  const int64_t key = chunk->after;
+  chunks.erase(key);  // may destroy *chunk: nothing below reads it
+  if (chunks.empty()) {
+    by_topic_.erase(topic_it);
   }
 }
 

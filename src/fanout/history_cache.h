@@ -9,7 +9,11 @@
 // (after, last], and that set is final, on either engine and on a replica. A chunk is exactly
 // that: all rows of one topic in (after, last]. (This rests on the database keeping what it
 // committed: a database restored from a backup or a failover that loses commits must come with a
-// restart of the backend, as it must anyway for clients' cursors.)
+// restart of the backend, as it must anyway for clients' cursors.) The one exception is the
+// pruning pass (STORE.md 9.2, issue 35; any instance of a deployment may run it): it may delete a
+// row once the store's clock is past its expiry. So a chunk keeps its rows' earliest expiry, and
+// a lookup given a time at or after it drops the chunk: the stream reads the store, which shows
+// exactly the surviving rows.
 //
 // Bounded by bytes: the least recently used chunks are dropped first. Chunks of one topic never
 // overlap (an overlapping insert is ignored). Thread-safe; chunks are immutable and shared, so a
@@ -38,10 +42,11 @@ struct HistoryRow {
 
 struct HistoryChunk {
   std::string topic;
-  int64_t after = 0;             // exclusive
-  int64_t last = 0;              // inclusive: the id of the last row
-  std::string bytes;             // the rows' encodings, back to back
-  std::vector<HistoryRow> rows;  // ascending; all of the topic's rows in (after, last]
+  int64_t after = 0;                    // exclusive
+  int64_t last = 0;                     // inclusive: the id of the last row
+  std::string bytes;                    // the rows' encodings, back to back
+  std::vector<HistoryRow> rows;         // ascending; all of the topic's rows in (after, last]
+  int64_t first_expiry_ns = INT64_MAX;  // the rows' earliest expiry; INT64_MAX: none expires
 
   std::string_view Encoded(const HistoryRow& row) const {
     return std::string_view(bytes).substr(row.offset, row.size);
@@ -58,8 +63,10 @@ class HistoryCache {
   HistoryCache& operator=(const HistoryCache&) = delete;
 
   // The chunk of `topic` that holds the rows right after `after` (chunk.after <= after <
-  // chunk.last), nullptr when none. A hit counts as a use for the eviction order.
-  HistoryChunkPtr Find(std::string_view topic, int64_t after);
+  // chunk.last), nullptr when none. A hit counts as a use for the eviction order. A chunk with a
+  // row expiring at or before `prunable_at_ns` (the pruning pass may have deleted it) is dropped
+  // instead.
+  HistoryChunkPtr Find(std::string_view topic, int64_t after, int64_t prunable_at_ns = INT64_MIN);
 
   // Adds `chunk` (at least one row, rows ascending, the last one's id == last). Ignored when it
   // overlaps a chunk of its topic or takes more than a quarter of the capacity.
@@ -80,6 +87,7 @@ class HistoryCache {
   using TopicChunks = std::map<int64_t, Node>;  // by chunk.after
 
   void EvictLocked();
+  void DropLocked(const HistoryChunk* chunk);
 
   const size_t capacity_;
   mutable std::mutex mu_;

@@ -40,6 +40,24 @@ TEST(HistoryCacheTest, FindsTheChunkHoldingTheRowsRightAfterACursor) {
   EXPECT_EQ(cache.Find("other", 12), nullptr);
 }
 
+// verifies: STORE.md 9.2 rule 6 (issue 35) — no cached row the pruning pass may have deleted is
+// served: a lookup at or after a chunk's earliest expiry drops the chunk.
+TEST(HistoryCacheTest, AChunkWhoseRowsMayBePrunedIsDropped) {
+  HistoryCache cache(1u << 20);
+  auto expiring = std::const_pointer_cast<HistoryChunk>(Chunk("t", 10, {12, 15}));
+  expiring->first_expiry_ns = 1000;
+  cache.Insert(expiring);
+  cache.Insert(Chunk("t", 15, {18, 20}));  // nothing in it expires
+  EXPECT_NE(cache.Find("t", 10, 999), nullptr);
+  EXPECT_NE(cache.Find("t", 15, INT64_MAX - 1), nullptr);
+  const size_t bytes = cache.bytes();
+  EXPECT_EQ(cache.Find("t", 12, 1000), nullptr);
+  EXPECT_EQ(cache.chunks(), 1u);
+  EXPECT_LT(cache.bytes(), bytes);
+  EXPECT_EQ(cache.Find("t", 10), nullptr);  // gone for every later lookup too
+  EXPECT_NE(cache.Find("t", 18), nullptr);
+}
+
 TEST(HistoryCacheTest, OverlappingChunksOfATopicAreIgnoredAndAdjacentOnesKept) {
   HistoryCache cache(1u << 20);
   cache.Insert(Chunk("t", 10, {12, 20}));

@@ -459,6 +459,10 @@ WaveRead StreamSession::PlanWaveRead(std::vector<store::CatchUpRange> ranges) co
 
 asio::awaitable<FetchedWave> StreamSession::FetchWave(std::vector<store::CatchUpRange> ranges,
                                                       const std::vector<RegistrationPtr>& regs) {
+  std::vector<int64_t> throughs;
+  for (const store::CatchUpRange& range : ranges) {
+    throughs.push_back(range.through);
+  }
   WaveRead read = PlanWaveRead(std::move(ranges));
   const uint64_t budget = read.budget;
   auto job = [read = std::move(read)]() -> WaveResult { return ReadWave(read); };
@@ -470,11 +474,52 @@ asio::awaitable<FetchedWave> StreamSession::FetchWave(std::vector<store::CatchUp
     co_return FetchedWave{.wave = std::nullopt, .ending = ReadFailure(*error, *deps_.metrics)};
   }
   Wave& fetched = std::get<Wave>(result);
-  if (fetched.per_range.size() != regs.size() ||
-      LostARow(fetched, regs, budget, limits_.max_envelope_bytes)) {
+  if (fetched.per_range.size() != regs.size()) {
+    co_return FetchedWave{.wave = std::nullopt, .ending = DatabaseFailure()};
+  }
+  const bool whole = co_await WaveIsWhole(regs, throughs, fetched, budget);
+  if (call_->ended()) {
+    co_return FetchedWave{};
+  }
+  if (!whole) {
     co_return FetchedWave{.wave = std::nullopt, .ending = DatabaseFailure()};
   }
   co_return FetchedWave{.wave = std::move(fetched), .ending = std::nullopt};
+}
+
+asio::awaitable<bool> StreamSession::WaveIsWhole(const std::vector<RegistrationPtr>& regs,
+                                                 const std::vector<int64_t>& throughs,
+                                                 const Wave& fetched, uint64_t budget) {
+  if (!LostARow(fetched, regs, budget, limits_.max_envelope_bytes)) {
+    co_return true;
+  }
+  const bool pruned = co_await SettlePrunedRanges(regs, throughs, fetched);
+  co_return pruned;
+}
+
+// implements: STORE.md 9.2 rule 6 (cursors stay valid; a pruned range is not a lost row), 5.5
+asio::awaitable<bool> StreamSession::SettlePrunedRanges(const std::vector<RegistrationPtr>& regs,
+                                                        const std::vector<int64_t>& throughs,
+                                                        const Wave& fetched) {
+  auto job = [store = deps_.store] { return store->PrunedThrough(); };
+  auto horizon = co_await deps_.db->Run(std::move(job));
+  if (!horizon.ok()) {
+    co_return false;
+  }
+  for (size_t i = 0; i < regs.size(); ++i) {
+    if (fetched.per_range[i].empty() && regs[i]->active && throughs[i] > horizon.value()) {
+      co_return false;
+    }
+  }
+  // The horizon is read after the wave and never decreases, so it covers every deletion the
+  // wave's snapshot saw; every row of the topic at or below `through` was settled when `through`
+  // was visible (STORE.md 1), so nothing can still arrive below it.
+  for (size_t i = 0; i < regs.size(); ++i) {
+    if (fetched.per_range[i].empty() && regs[i]->active) {
+      regs[i]->floor = std::max(regs[i]->floor, throughs[i]);
+    }
+  }
+  co_return true;
 }
 
 // implements: API-261 (round-robin waves), STORE.md 7 (catch-up history), ARC-086, ARC-087

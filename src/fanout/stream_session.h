@@ -191,6 +191,18 @@ class StreamSession {
                                       const Wave& fetched);
   void CountFrame(size_t envelopes, bool live);
   boost::asio::awaitable<std::optional<Ending>> CatchUpWave();
+  // STORE.md 5.5: false when the wave lost a row (LostARow), unless every empty range is one the
+  // pruning pass emptied (SettlePrunedRanges, which then moves their floors).
+  boost::asio::awaitable<bool> WaveIsWhole(const std::vector<RegistrationPtr>& regs,
+                                           const std::vector<int64_t>& throughs,
+                                           const Wave& fetched, uint64_t budget);
+  // Issue 35 (STORE.md 9.2): a wave's empty ranges (those LostARow reports) that all end at or
+  // below the pruning pass's horizon (Store::PrunedThrough, read after the wave) lost their rows
+  // to the pass, not to a fault: each such registration's floor moves to its range's end (no row
+  // of the topic is left at or below it). False, a lost row (STORE.md 5.5), when one ends above.
+  boost::asio::awaitable<bool> SettlePrunedRanges(const std::vector<RegistrationPtr>& regs,
+                                                  const std::vector<int64_t>& throughs,
+                                                  const Wave& fetched);
   // The registrations of the next wave, from the front of the queue, each with its range appended
   // to `ranges`; those removed or live meanwhile leave the queue.
   std::vector<RegistrationPtr> TakeWave(std::vector<store::CatchUpRange>& ranges);

@@ -1,6 +1,7 @@
 #include "fanout/wave_read.h"
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <optional>
 
@@ -15,6 +16,16 @@ namespace {
 constexpr uint64_t kMaxWaveReserve = 8u << 20;
 constexpr uint64_t kWaveReserveSlack = 64u << 10;
 
+// The cache serves no row the pruning pass may already have deleted (history_cache.h): one whose
+// expiry the store's clock may have passed. The store's clock is another host's on PostgreSQL,
+// so the margin covers a clock difference between the hosts.
+constexpr std::chrono::seconds kStoreClockMargin{60};
+
+int64_t PrunableAtNs() {
+  const auto now = std::chrono::system_clock::now() + kStoreClockMargin;
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+}
+
 // Serves a wave from the history cache when every range has cached rows right after its floor,
 // admitted by rounds under the byte budget as the store admits its rows (AdmitByRounds). Follows
 // a range into the next cached chunk where one continues another. Where the cache ends before a
@@ -23,6 +34,7 @@ constexpr uint64_t kWaveReserveSlack = 64u << 10;
 // then reads the store.
 bool ServeFromCache(HistoryCache& cache, const std::vector<store::CatchUpRange>& ranges,
                     uint32_t per_range, uint64_t budget, Wave& out) {
+  const int64_t prunable_at = PrunableAtNs();
   std::vector<HistoryChunkPtr> chunks;
   std::vector<std::vector<WaveRow>> candidates(ranges.size());
   std::vector<std::vector<uint64_t>> sizes(ranges.size());
@@ -33,7 +45,7 @@ bool ServeFromCache(HistoryCache& cache, const std::vector<store::CatchUpRange>&
     uint64_t cost = 0;  // a range alone never gets more than the budget: stop collecting there
     bool more = true;
     while (more && after < range.through) {
-      HistoryChunkPtr chunk = cache.Find(range.topic, after);
+      HistoryChunkPtr chunk = cache.Find(range.topic, after, prunable_at);
       if (chunk == nullptr) {
         rounds = std::min(rounds, candidates[r].size());
         break;
@@ -95,6 +107,9 @@ void RememberWave(HistoryCache& cache, const std::vector<store::CatchUpRange>& r
     for (const WaveRow& row : rows) {
       chunk->rows.push_back(HistoryRow{row.sequence_id, chunk->bytes.size(), row.size});
       chunk->bytes.append(wave.Encoded(row));
+      if (row.expiry_ns != 0) {
+        chunk->first_expiry_ns = std::min(chunk->first_expiry_ns, row.expiry_ns);
+      }
     }
     cache.Insert(std::move(chunk));
   }
@@ -115,6 +130,7 @@ std::optional<store::StoreError> ReadFromStore(const WaveRead& read, Wave& out) 
                                [&](size_t range, const store::StoredEnvelopeView& row) {
                                  WaveRow w;
                                  w.sequence_id = row.sequence_id;
+                                 w.expiry_ns = row.expiry_ns;
                                  w.offset = out.bytes.size();
                                  if (!read.encoder(row, &out.bytes)) {
                                    encoded = false;

@@ -25,7 +25,8 @@ struct WaveRow {
   int64_t sequence_id = 0;
   size_t offset = 0;
   size_t size = 0;
-  int32_t chunk = -1;  // index into Wave::chunks; -1: in Wave::bytes
+  int32_t chunk = -1;     // index into Wave::chunks; -1: in Wave::bytes
+  int64_t expiry_ns = 0;  // read from the store: the row's expiry (0: none); for the cache
 };
 struct Wave {
   std::string bytes;

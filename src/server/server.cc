@@ -162,6 +162,7 @@ asio::awaitable<Server::StartOutcome> Server::Start() {
   }
   StartBackgroundTasks();
   StartPushDispatcher();
+  StartPrunePass();
   BuildRouter();
   BuildWorkers();
   if (!BindListener()) {
@@ -446,8 +447,12 @@ void Server::StartBackgroundTasks() {
 
 // PUSH.md 8.1: an instance runs the dispatcher only when at least one channel is configured;
 // otherwise xmtp_push_dispatcher stays 0 and no retention pass runs.
+bool Server::PushChannelConfigured() const {
+  return config_.push && (config_.push->apns || config_.push->fcm || config_.push->http);
+}
+
 void Server::StartPushDispatcher() {
-  if (!config_.push || (!config_.push->apns && !config_.push->fcm && !config_.push->http)) {
+  if (!PushChannelConfigured()) {
     return;
   }
   push_dispatcher_ = std::make_unique<push::Dispatcher>(
@@ -468,6 +473,20 @@ void Server::StartPushDispatcher() {
           streams->RequestBoundaryAdvance();
         }
       });
+}
+
+// STORE.md 9.2 (issue 35): the pruning pass, off unless retention.prune.
+void Server::StartPrunePass() {
+  if (!config_.retention.prune) {
+    return;
+  }
+  prune_pass_ = std::make_unique<PrunePass>(
+      *store_, metrics_, logger_, tracer_.get(),
+      [streams = streams_.get()] { streams->RequestBoundaryAdvance(); },
+      PrunePassOptions{.interval = std::chrono::seconds(config_.retention.prune_interval_seconds),
+                       .batch = static_cast<uint32_t>(config_.retention.prune_batch),
+                       .hold_at_push_cursor = PushChannelConfigured()});
+  prune_pass_->Start();
 }
 
 void Server::BuildRouter() {
@@ -631,6 +650,9 @@ void Server::Drain() {
   // implements: OPS-007
   health_->Set(false);
   admission_.BeginDrain();
+  if (prune_pass_) {
+    prune_pass_->Halt();  // STORE.md 9.2: a drain stops the pass at once
+  }
   streams_->Shutdown(fanout::Ending{
       Status(StatusCode::kUnavailable, "the server is shutting down; reconnect elsewhere"),
       telemetry::StreamEndReason::kShutdown});
@@ -686,6 +708,9 @@ void Server::Stop() {
   // posted to a destroyed worker crashed the exit).
   if (push_drain_.joinable()) {
     push_drain_.join();
+  }
+  if (prune_pass_) {
+    prune_pass_->Stop();  // the batch in flight, one short transaction, ends first
   }
   if (push_dispatcher_) {
     streams_->SetProgressObserver(nullptr);

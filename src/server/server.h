@@ -43,6 +43,7 @@
 #include "server/health.h"
 #include "server/memory_release.h"
 #include "server/net_observer.h"
+#include "server/prune_pass.h"
 #include "server/sd_notify.h"
 #include "store/db_pool.h"
 #include "store/store.h"
@@ -106,7 +107,9 @@ class Server {
   bool BuildPublicConfiguration();                     // step 6
   boost::asio::awaitable<bool> RecoverStreams();       // step 7: first stream recovery
   void StartBackgroundTasks();                         // step 7: pools, API context
+  bool PushChannelConfigured() const;                  // PUSH.md 8.1: a dispatcher may run
   void StartPushDispatcher();                          // step 7: PUSH.md 8, when configured
+  void StartPrunePass();                               // step 7: retention.prune (issue 35)
   void BuildRouter();                                  // step 7: services and health
   void BuildWorkers();                                 // step 7: one dispatcher per I/O thread
   bool BindListener();                                 // step 8
@@ -157,6 +160,8 @@ class Server {
   // until the lock is released), joined by Stop().
   std::unique_ptr<push::Dispatcher> push_dispatcher_;
   std::thread push_drain_;
+  // Issue 35: only with retention.prune. A drain halts it; Stop() joins it.
+  std::unique_ptr<PrunePass> prune_pass_;
   std::unique_ptr<api::CpuPool> cpu_pool_;
   std::unique_ptr<api::ScwVerifier> scw_verifier_;
   std::unique_ptr<api::StoreFailureLog> store_failures_;

@@ -252,6 +252,23 @@ struct BoundaryAdvance {
   int64_t boundary = 0;       // the stored closed allocation boundary after the attempt
 };
 
+// The pruning pass (STORE.md 9.2, issue 35) walks the expired rows in (expiry_ns, sequence_id)
+// order through the partial index on the expiry; a batch resumes after the key the last one ended
+// at. The start of a pass: {INT64_MIN, 0}.
+struct PruneKey {
+  int64_t expiry_ns = INT64_MIN;
+  int64_t sequence_id = 0;
+};
+
+// One batch of the pass: at most `limit` expired rows examined after a key, those the six rules
+// allow deleted by primary key in one short transaction.
+struct PruneBatchResult {
+  uint64_t deleted = 0;
+  bool done = false;  // fewer than `limit` expired rows were left: the pass has seen them all
+  bool busy = false;  // another instance holds the pass's lock (PostgreSQL): nothing was done
+  PruneKey next;      // where the next batch of this pass resumes
+};
+
 class PushStore;  // store/push.h
 
 class Store {
@@ -338,6 +355,28 @@ class Store {
 
   // API 3.7: the envelope with that id, nullopt when none is visible. Primary.
   virtual StoreResult<std::optional<StoredEnvelope>> Get(int64_t sequence_id) = 0;
+
+  // --- Pruning (STORE.md 9.2, issue 35) ---
+
+  // One batch of the pruning pass on the primary: of the first `limit` rows after `after` in
+  // (expiry_ns, sequence_id) order whose expiry is below the store's clock, deletes in one
+  // transaction those with a non-NULL expiry strictly below the clock read inside the deleting
+  // statement, not commits or proposals, not on topic kinds 2 or 4, not their topic's watermark
+  // row, at or below the closed allocation boundary, and, with `hold_at_push_cursor` (push is
+  // configured: a dispatcher may still owe them), at or below the push cursor. Records the
+  // greatest deleted id in PrunedThrough. Engines without pruning delete nothing (done).
+  virtual StoreResult<PruneBatchResult> PruneBatch(const PruneKey& after, uint32_t limit,
+                                                   bool hold_at_push_cursor) {
+    (void)after;
+    (void)limit;
+    (void)hold_at_push_cursor;
+    return PruneBatchResult{.deleted = 0, .done = true, .busy = false, .next = {}};
+  }
+
+  // The greatest id a pruning pass has ever deleted (0: none), as the read database shows it, read
+  // after a catch-up read: a catch-up range ending at or below it may have lost its rows to the
+  // pass rather than to a fault (fanout/wave_read.h). Never decreases.
+  virtual StoreResult<int64_t> PrunedThrough() { return 0; }
 
   // --- Streams (STORE.md 4-5, 7) ---
 

@@ -99,6 +99,11 @@ class OwningStore final : public Store {
                          std::function<bool()> urgent = nullptr) override {
     store_->SetCommitListener(std::move(listener), std::move(urgent));
   }
+  StoreResult<PruneBatchResult> PruneBatch(const PruneKey& after, uint32_t limit,
+                                           bool hold_at_push_cursor) override {
+    return store_->PruneBatch(after, limit, hold_at_push_cursor);
+  }
+  StoreResult<int64_t> PrunedThrough() override { return store_->PrunedThrough(); }
 
  private:
   std::unique_ptr<Resource> resource_;

@@ -164,6 +164,16 @@ constexpr FamilySpec kLogLinesSuppressed{
     "in a summary line instead.",
     Presence::kFailureOnly};
 
+// Issue 35: the pruning pass (docs/telemetry.md, Extension metrics). Always present.
+constexpr FamilySpec kPruneEnvelopes{
+    "xmtp_ext_prune_envelopes_total",
+    "Envelopes the pruning pass deleted (retention.prune; never an exempt envelope).",
+    Presence::kAlways};
+constexpr FamilySpec kPrunePassSeconds{
+    "xmtp_ext_prune_pass_seconds",
+    "Duration of each pruning pass, from its first batch to its last, in seconds.",
+    Presence::kAlways};
+
 bool IsHealth(Rpc rpc) { return RouteOf(rpc).is_health; }
 
 }  // namespace
@@ -174,6 +184,8 @@ DbMetrics::DbMetrics()
       failures(kDbFailures) {}
 
 LogMetrics::LogMetrics() : suppressed(kLogLinesSuppressed) {}
+
+PruneMetrics::PruneMetrics() : envelopes(kPruneEnvelopes), pass_seconds(kPrunePassSeconds) {}
 
 ApiMetrics::ApiMetrics()
     : publish_envelopes(kPublishEnvelopes),
@@ -265,7 +277,9 @@ Metrics::Metrics(std::string version)
                 &net_.connections,
                 &net_.connections_closed,
                 &db_.failures,
-                &log_.suppressed} {
+                &log_.suppressed,
+                &prune_.envelopes,
+                &prune_.pass_seconds} {
   for (const Family* family : families_) {
     XB_CHECK(family != nullptr);  // every catalogue row is listed once
   }
@@ -308,6 +322,9 @@ void Metrics::ResponseBytes(Rpc rpc, uint64_t n) {
 void Metrics::SetReady(bool ready) { backend_ready_.Set(ready ? 1 : 0); }
 
 void Metrics::ObserveOperation(Operation op, bool error, double seconds) {
+  if (!IsCatalogueOperation(op)) {
+    return;  // an extension span has no label value in the catalogue (OPS-017)
+  }
   operation_duration_.Observe(op, error ? OperationStatus::kError : OperationStatus::kOk, seconds);
 }
 

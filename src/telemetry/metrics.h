@@ -99,6 +99,14 @@ struct PushMetrics {
   CounterFamily<PushSubscriptionAction> subscriptions;  // xmtp_push_subscriptions_total
 };
 
+// Extension families (ours, issue 35) recorded by the pruning pass (server/prune_pass.h). The
+// `xmtp_ext_` prefix keeps them apart from every catalogue family. No labels.
+struct PruneMetrics {
+  PruneMetrics();
+  CounterFamily<> envelopes;       // xmtp_ext_prune_envelopes_total
+  HistogramFamily<> pass_seconds;  // xmtp_ext_prune_pass_seconds
+};
+
 class Metrics {
  public:
   // Sets xmtp_backend_info{version} = 1 and xmtp_backend_ready = 0. `version` is the build
@@ -131,6 +139,7 @@ class Metrics {
   PushMetrics& push() { return push_; }
   NetMetrics& net() { return net_; }
   LogMetrics& log() { return log_; }
+  PruneMetrics& prune() { return prune_; }
   const DbMetrics& db() const { return db_; }
   const ApiMetrics& api() const { return api_; }
   const StreamMetrics& stream() const { return stream_; }
@@ -139,6 +148,7 @@ class Metrics {
   const PushMetrics& push() const { return push_; }
   const NetMetrics& net() const { return net_; }
   const LogMetrics& log() const { return log_; }
+  const PruneMetrics& prune() const { return prune_; }
 
   // Every family in catalogue order, then the extension families (docs/telemetry.md), Prometheus
   // text format 0.0.4 (kExpositionContentType). implements: OPS-016
@@ -147,7 +157,7 @@ class Metrics {
   // The catalogue size and the extension families after it; a test checks each name appears.
   static constexpr size_t kFamilyCount = 37;
   // Families of ours beyond the catalogue, listed after it (docs/telemetry.md).
-  static constexpr size_t kExtensionFamilyCount = 5;
+  static constexpr size_t kExtensionFamilyCount = 7;
 
  private:
   CounterFamily<Rpc> started_;
@@ -168,6 +178,7 @@ class Metrics {
   InfoFamily backend_info_;
   NetMetrics net_;
   LogMetrics log_;
+  PruneMetrics prune_;
 
   // Const after construction: every family above, in catalogue order, then the extensions.
   std::array<const Family*, kFamilyCount + kExtensionFamilyCount> families_;

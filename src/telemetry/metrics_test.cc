@@ -72,6 +72,8 @@ constexpr CatalogueRow kExtensions[] = {
     {"xmtp_net_connections_closed_total", "counter", false},
     {"xmtp_db_failures_total", "counter", true},
     {"xmtp_log_lines_suppressed_total", "counter", true},
+    {"xmtp_ext_prune_envelopes_total", "counter", false},
+    {"xmtp_ext_prune_pass_seconds", "histogram", false},
 };
 static_assert(std::size(kExtensions) == Metrics::kExtensionFamilyCount);
 
@@ -224,6 +226,18 @@ TEST(MetricsTest, ExtensionFamiliesFollowTheCatalogue) {
   EXPECT_TRUE(HasLine(text, R"(xmtp_db_failures_total{cause="other"} 0)"));
   EXPECT_TRUE(HasLine(text, R"(xmtp_log_lines_suppressed_total{line="request_completed"} 2)"));
   EXPECT_TRUE(HasLine(text, R"(xmtp_log_lines_suppressed_total{line="store_failed"} 1)"));
+}
+
+// Issue 35: the pruning pass's families carry no label and are present from the start.
+TEST(MetricsTest, PruneExtensionFamilies) {
+  Metrics m("v");
+  EXPECT_TRUE(HasLine(m.Exposition(), "xmtp_ext_prune_envelopes_total 0"));
+  m.prune().envelopes.Add(42);
+  m.prune().pass_seconds.Observe(0.25);
+  const std::string text = m.Exposition();
+  EXPECT_TRUE(HasLine(text, "xmtp_ext_prune_envelopes_total 42"));
+  EXPECT_TRUE(HasLine(text, "xmtp_ext_prune_pass_seconds_count 1"));
+  EXPECT_TRUE(HasLine(text, "xmtp_ext_prune_pass_seconds_sum 0.25"));
 }
 
 TEST(MetricsTest, InfoAndReadyGauges) {

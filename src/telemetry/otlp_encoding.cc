@@ -158,7 +158,7 @@ struct Constants {
   static constexpr size_t kHeadBytes = 80;
   static constexpr size_t kAttributeBytes = 32;
   // Span.name = 5 and Span.kind = 6 of each operation and kind ([KindIndex(kind)]).
-  std::array<std::array<Snippet<kHeadBytes>, 2>, Vocabulary<Operation>::kCount> heads;
+  std::array<std::array<Snippet<kHeadBytes>, 2>, kSpanOperationCount> heads;
   Snippet<kAttributeBytes> rpc_system;
   // attributes = 9 (KeyValue { key = 1; value = 2 (AnyValue { int_value = 3 }) }) up to the
   // value's varint, with both lengths as for a one-byte value: the writer adds the value's extra

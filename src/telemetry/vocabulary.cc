@@ -27,6 +27,14 @@ constexpr auto kOperationNames = std::to_array<std::string_view>({
 });
 static_assert(kRpcCount + kOperationNames.size() == Vocabulary<Operation>::kCount);
 
+// Extension span names (not catalogue labels), in Operation order after the catalogue's.
+constexpr auto kExtensionOperationNames = std::to_array<std::string_view>({
+    "prune.pass",
+    "prune.batch",
+});
+static_assert(kSpanOperationCount ==
+              Vocabulary<Operation>::kCount + kExtensionOperationNames.size());
+
 }  // namespace
 
 void AppendLabelPair(std::string_view name, std::string_view value, std::string* labels) {
@@ -129,6 +137,10 @@ std::string_view OperationName(Operation op) {
   const auto index = static_cast<size_t>(op);
   if (index < kRpcCount) {
     return RequestSpanName(static_cast<Rpc>(index));
+  }
+  if (index >= Vocabulary<Operation>::kCount) {
+    XB_CHECK(index - Vocabulary<Operation>::kCount < kExtensionOperationNames.size());
+    return kExtensionOperationNames[index - Vocabulary<Operation>::kCount];
   }
   XB_CHECK(index - kRpcCount < kOperationNames.size());
   return kOperationNames[index - kRpcCount];

@@ -123,6 +123,10 @@ enum class Operation : uint8_t {
   kStreamFetch,                             // stream.fetch
   kStreamUpdate,                            // stream.update
   kScwVerify,                               // scw.verify
+  // Extension spans (ours, issue 35): exported like the others, but outside the catalogue's
+  // operation vocabulary, so never a label of xmtp_operation_duration_seconds (OPS-017).
+  kPrunePass,   // prune.pass
+  kPruneBatch,  // prune.batch
 };
 static_assert(static_cast<size_t>(Operation::kRequestUnknown) + 1 == kRpcCount);
 
@@ -135,6 +139,11 @@ std::optional<Operation> HandlerOperation(Rpc rpc);
 
 // The span name: the tracer names spans with it and the metric labels with it (OPS-019).
 std::string_view OperationName(Operation op);
+
+// Whether `op` is a span of the OPS catalogue (and so a label of the operation metric).
+constexpr bool IsCatalogueOperation(Operation op) { return op <= Operation::kScwVerify; }
+// Every span operation, the extension spans included.
+inline constexpr size_t kSpanOperationCount = static_cast<size_t>(Operation::kPruneBatch) + 1;
 
 template <>
 struct Vocabulary<Operation> {

@@ -93,6 +93,8 @@ EXTENSIONS = {
     "xmtp_net_connections_closed_total": "counter",
     "xmtp_db_failures_total": "counter",
     "xmtp_log_lines_suppressed_total": "counter",
+    "xmtp_ext_prune_envelopes_total": "counter",  # issue 35, always present
+    "xmtp_ext_prune_pass_seconds": "histogram",
 }
 
 CATALOGUE = {

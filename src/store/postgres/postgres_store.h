@@ -102,6 +102,13 @@ class PostgresStore final : public Store {
   StoreResult<std::vector<std::vector<StoredEnvelope>>> CatchUp(
       const std::vector<CatchUpRange>& ranges, uint32_t per_range, uint64_t byte_budget) override;
 
+  // Pruning (STORE.md 9.2, postgres/prune.cc): a batch is one statement on the primary under the
+  // transaction advisory lock (0, 5), busy when another instance holds it; PrunedThrough reads
+  // the read database.
+  StoreResult<PruneBatchResult> PruneBatch(const PruneKey& after, uint32_t limit,
+                                           bool hold_at_push_cursor) override;
+  StoreResult<int64_t> PrunedThrough() override;
+
   // The stored closed allocation boundary as `database` sees it.
   Result<int64_t> ReadBoundary(Database database);
 

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "store/sqlite/connection.h"
+#include "store/sqlite/prune.h"
 #include "store/sqlite/publish.h"
 #include "store/sqlite/reads.h"
 #include "store/sqlite/tail_reader.h"
@@ -81,6 +82,10 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& opti
     return Unavailable("database.url: " + e.error().message);
   }
 
+  if (StoreResult<void> e = RegisterPruneClock(*writer_conn); !e.ok()) {
+    return Unavailable("database.url: " + e.error().message);
+  }
+
   Result<MigrationOutcome> migrated =
       ApplyMigrations(*writer_conn, EmbeddedMigrations(), RealTimeNs());
   if (!migrated.ok()) {
@@ -137,6 +142,29 @@ SqliteStore::~SqliteStore() {
 }
 
 StoreResult<int64_t> SqliteStore::ClockNs() { return RealTimeNs(); }
+
+// implements: STORE.md 9.2 rule 5 (on SQLite the pass runs as ordinary jobs on the writer)
+StoreResult<PruneBatchResult> SqliteStore::PruneBatch(const PruneKey& after, uint32_t limit,
+                                                      bool hold_at_push_cursor) {
+  std::optional<StoreResult<PruneBatchResult>> out;
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::milliseconds(options_.statement_timeout_ms);
+  XB_TRY_VOID(writer_->Run(deadline, [&](Connection& conn) {
+    out = RunPruneBatch(conn, after, limit, hold_at_push_cursor);
+  }));
+  if (!out) {
+    StoreError error;
+    error.kind = ErrorKind::kInvariant;
+    error.message = "the prune batch did not run";
+    return error;
+  }
+  return std::move(*out);
+}
+
+StoreResult<int64_t> SqliteStore::PrunedThrough() {
+  return WithReader<int64_t>(*readers_, options_.statement_timeout_ms,
+                             [](Connection& conn) { return ReadPrunedThrough(conn); });
+}
 
 StoreResult<std::vector<std::optional<EnvelopeMeta>>> SqliteStore::FindDuplicates(
     const std::vector<std::pair<std::string, Hash>>& keys) {

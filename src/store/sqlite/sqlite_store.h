@@ -88,6 +88,13 @@ class SqliteStore final : public Store {
                                          uint32_t per_range, uint64_t byte_budget,
                                          const CatchUpVisitor& visit) override;
 
+  // Pruning (STORE.md 9.2): each batch is a job on the writer thread (Writer::Run, between publish
+  // groups) in its own write transaction, bounded by the statement timeout; PrunedThrough reads
+  // prune_state on a pooled reader.
+  StoreResult<PruneBatchResult> PruneBatch(const PruneKey& after, uint32_t limit,
+                                           bool hold_at_push_cursor) override;
+  StoreResult<int64_t> PrunedThrough() override;
+
   // The last committed id, which on this engine is also the closed allocation boundary
   // (STORE.md 8): every id at or below it is committed. Never decreases, across restarts too.
   int64_t LastCommittedId() const { return last_committed_.load(std::memory_order_acquire); }

@@ -177,7 +177,8 @@ TEST_F(SqliteStoreTest, MigrationsApplyOnceAndUnknownVersionsAreTolerated) {
   {
     std::unique_ptr<SqliteStore> store = MustOpen();
     ASSERT_NE(store, nullptr);
-    EXPECT_EQ(store->migrations().applied, std::vector<int64_t>({20260907000000, 20261205000000}));
+    EXPECT_EQ(store->migrations().applied,
+              std::vector<int64_t>({20260907000000, 20261205000000, 20261206000000}));
     EXPECT_TRUE(store->migrations().unknown.empty());
   }
   {
