@@ -95,11 +95,15 @@ class PruneMixin:
         with self.server.channel() as ch:
             ids = S.publish_history(ch, t, 30, b"x")
             keep = ids[-1:]
-            self.wait_pruned(ch, t, keep)
-            S.wait_replica_shows(ch, {t: ids[-1]})
+            marker = S.gtopic("prune-mk")
             for cursor in (0, ids[3], ids[-2]):
-                self.wait_pruned(ch, t, keep)  # the row before the last live one goes too
-                S.wait_replica_shows(ch, {t: keep[0]})
+                # Pruned on the primary (the row before the last live one goes too), then on the
+                # read copy the stream reads: it replays in commit order, so once it shows a row
+                # published after the deletions it shows them too (before, it would show an
+                # earlier view, OPS-010).
+                self.wait_pruned(ch, t, keep)
+                mark = S.publish(ch, [E.group_message(marker[1:], 1, b"m%d" % cursor)])
+                S.wait_replica_shows(ch, {marker: mark[0]})
                 stream = S.Static(ch, [(t, cursor)])
                 try:
                     stream.started(self)
