@@ -70,7 +70,7 @@ class PgCluster:
     """The shared primary and replica (XB_PG_PRIMARY, XB_PG_REPLICA). A context manager that
     leaves them as it found them whatever the test did: both running, replay resumed and the
     replica streaming from the primary and caught up with it (other suites share the cluster,
-    under ctest's RESOURCE_LOCK pg_cluster)."""
+    after it: these suites hold both of its ctest locks, tests/CMakeLists.txt)."""
 
     def __init__(self):
         self.primary = PgNode(os.environ["XB_PG_PRIMARY"], "primary")
