@@ -30,9 +30,12 @@ void PrunePass::Start() {
 }
 
 void PrunePass::Halt() {
-  std::lock_guard lock(mu_);
-  halted_ = true;
-  wake_.notify_all();
+  {
+    std::lock_guard lock(mu_);
+    halted_ = true;
+    wake_.notify_all();
+  }
+  store_.CancelPreparePruning();  // an index build in progress stops too
 }
 
 void PrunePass::Stop() {
@@ -57,9 +60,33 @@ bool PrunePass::Sleep(SteadyClock::duration d) {
 }
 
 void PrunePass::Loop() {
+  bool prepared = false;
   while (Sleep(options_.interval)) {
-    RunPass();
+    if (!prepared) {
+      prepared = Prepare();
+    }
+    if (prepared) {
+      RunPass();
+    }
   }
+}
+
+// implements: STORE.md 9.2 rule 5 (the partial index on the expiry, before the first batch)
+bool PrunePass::Prepare() {
+  const auto started = SteadyClock::now();
+  store::StoreResult<bool> ready = store_.PreparePruning();
+  if (!ready.ok()) {
+    if (!halted()) {
+      logger_.Warn("prune index build failed; the next pass retries",
+                   {telemetry::Field::Reason(api::FailureCause(ready.error()))});
+    }
+    return false;
+  }
+  const std::chrono::duration<double> took = SteadyClock::now() - started;
+  if (ready.value()) {
+    logger_.Info("prune index ready", {telemetry::Field::DurationMs(took.count() * 1000)});
+  }
+  return ready.value();
 }
 
 // implements: STORE.md 9.2 rule 5 (bounded batches repeated with a pause; a drain stops the pass)

@@ -4,9 +4,13 @@
 // batches so publishers keep the database. Which rows a batch may delete is the store's: this
 // class only schedules, measures and stops.
 //
+// Before its first pass it has the store build the pass's index (Store::PreparePruning), and
+// tries again one interval later when that fails or another instance holds the pass's lock.
+//
 // Threading: Start, Halt and Stop are called from the server's main thread; the pass runs on its
-// own thread. Halt never blocks: no batch starts after it (a drain stops the pass at once, STORE.md
-// 9.2); Stop also waits for the batch in flight (one short transaction) and joins.
+// own thread. Halt never blocks: no batch starts after it and an index build is cancelled (a
+// drain stops the pass at once, STORE.md 9.2); Stop also waits for the batch in flight (one short
+// transaction) and joins.
 #pragma once
 
 #include <chrono>
@@ -55,6 +59,8 @@ class PrunePass {
 
  private:
   void Loop();
+  // Store::PreparePruning: true once the pass can run; false to try again one interval later.
+  bool Prepare();
   void RunPass();
   // Sleeps for `d` unless halted first; false once halted.
   bool Sleep(std::chrono::steady_clock::duration d);

@@ -358,6 +358,15 @@ class Store {
 
   // --- Pruning (STORE.md 9.2, issue 35) ---
 
+  // Makes the pass's partial index on the expiry, once per database, before the first batch: only
+  // deployments that prune pay for it on every publish. PostgreSQL builds it CONCURRENTLY
+  // (publishes go on; an invalid one a failed build left is rebuilt) under the pass's lock (0, 5),
+  // on a connection of its own: false when another instance holds the lock (it prepares or prunes;
+  // try again at the next pass). SQLite builds it as a writer job (publishes wait, once).
+  virtual StoreResult<bool> PreparePruning() { return true; }
+  // From any thread: a PreparePruning running or starting later fails promptly (a drain).
+  virtual void CancelPreparePruning() {}
+
   // One batch of the pruning pass on the primary: of the first `limit` rows after `after` in
   // (expiry_ns, sequence_id) order whose expiry is below the store's clock, deletes in one
   // transaction those with a non-NULL expiry strictly below the clock read inside the deleting

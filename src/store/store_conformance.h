@@ -99,6 +99,8 @@ class OwningStore final : public Store {
                          std::function<bool()> urgent = nullptr) override {
     store_->SetCommitListener(std::move(listener), std::move(urgent));
   }
+  StoreResult<bool> PreparePruning() override { return store_->PreparePruning(); }
+  void CancelPreparePruning() override { store_->CancelPreparePruning(); }
   StoreResult<PruneBatchResult> PruneBatch(const PruneKey& after, uint32_t limit,
                                            bool hold_at_push_cursor) override {
     return store_->PruneBatch(after, limit, hold_at_push_cursor);

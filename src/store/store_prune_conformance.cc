@@ -32,6 +32,11 @@ using test_data::WelcomeTopic;
 
 // Runs whole passes (batches of `batch` until done) and returns how many rows they deleted.
 uint64_t RunPass(Store& store, uint32_t batch, bool hold_at_push_cursor = false) {
+  auto ready = store.PreparePruning();
+  if (!ready.ok() || !ready.value()) {
+    ADD_FAILURE() << "the pass could not prepare";
+    return 0;
+  }
   uint64_t deleted = 0;
   PruneKey after;
   for (int i = 0; i < 100000; ++i) {

@@ -494,6 +494,21 @@ PGTransactionStatusType Connection::transaction_status() const {
 
 int Connection::backend_pid() const { return conn_ ? PQbackendPID(conn_.get()) : 0; }
 
+CancelToken::~CancelToken() { PQfreeCancel(cancel_); }
+
+bool CancelToken::Send() {
+  char errbuf[256];
+  return PQcancel(cancel_, errbuf, sizeof errbuf) == 1;
+}
+
+std::unique_ptr<CancelToken> Connection::MakeCancelToken() {
+  if (!conn_) {
+    return nullptr;
+  }
+  PGcancel* cancel = PQgetCancel(conn_.get());
+  return cancel == nullptr ? nullptr : std::make_unique<CancelToken>(cancel);
+}
+
 void Connection::CancelAndClose() {
   if (conn_ && PQtransactionStatus(conn_.get()) == PQTRANS_ACTIVE) {
     if (PGcancel* cancel = PQgetCancel(conn_.get())) {

@@ -53,6 +53,23 @@ class PgResult {
   std::unique_ptr<PGresult, Clear> result_;
 };
 
+// Asks the server to cancel whatever statement its connection runs, from any thread (libpq's
+// PQcancel is thread-safe): for a long statement another thread must be able to stop (a drain
+// during the pruning pass's index build). Outlives its connection harmlessly: the server ignores
+// a cancel for a session that is gone.
+class CancelToken {
+ public:
+  explicit CancelToken(PGcancel* cancel) : cancel_(cancel) {}
+  ~CancelToken();
+  CancelToken(const CancelToken&) = delete;
+  CancelToken& operator=(const CancelToken&) = delete;
+  // True when the request was delivered (the statement may still have finished first).
+  bool Send();
+
+ private:
+  PGcancel* const cancel_;  // never null
+};
+
 class Connection {
  public:
   // Connects to `url` and sets the session's statement_timeout (0 = none, for a dedicated
@@ -109,6 +126,9 @@ class Connection {
 
   // Cancels any running statement and closes the connection; afterwards usable() is false.
   void CancelAndClose();
+  // A token another thread can use to cancel this connection's running statement; null when the
+  // connection is closed.
+  std::unique_ptr<CancelToken> MakeCancelToken();
 
  private:
   explicit Connection(PGconn* conn) : conn_(conn) {}

@@ -122,13 +122,11 @@ WHERE sequence_id > (SELECT closed_sequence_id FROM allocation_boundary WHERE si
   AND is_commit_or_proposal AND NOT push_eligible;
 )sql";
 
-// STORE.md 9.2 rule 5 (issue 35): the pruning pass walks expired rows through a partial index on
-// the expiry (exempt rows, whose expiry is NULL, are not in it); prune_state keeps the greatest id
-// it ever deleted, written in the deleting transaction, so a stream's catch-up can tell a pruned
-// range from a lost row (fanout/wave_read.h). The index build blocks publishes while it reads the
-// table once (a large existing database: expect a pause of that length at the upgrade).
+// STORE.md 9.2 (issue 35): prune_state keeps the greatest id the pruning pass ever deleted,
+// written in the deleting transaction, so a stream's catch-up can tell a pruned range from a lost
+// row (fanout/wave_read.h). The pass's index on the expiry is not made here: only a deployment
+// that prunes builds it, at its first pass (Store::PreparePruning), and pays for it on publishes.
 constexpr std::string_view kPrune = R"sql(
-CREATE INDEX envelopes_expiry ON envelopes (expiry_ns, sequence_id) WHERE expiry_ns IS NOT NULL;
 CREATE TABLE prune_state (
   singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
   pruned_through bigint NOT NULL CHECK (pruned_through >= 0)

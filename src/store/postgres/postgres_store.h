@@ -105,6 +105,8 @@ class PostgresStore final : public Store {
   // Pruning (STORE.md 9.2, postgres/prune.cc): a batch is one statement on the primary under the
   // transaction advisory lock (0, 5), busy when another instance holds it; PrunedThrough reads
   // the read database.
+  StoreResult<bool> PreparePruning() override;
+  void CancelPreparePruning() override;
   StoreResult<PruneBatchResult> PruneBatch(const PruneKey& after, uint32_t limit,
                                            bool hold_at_push_cursor) override;
   StoreResult<int64_t> PrunedThrough() override;
@@ -163,6 +165,13 @@ class PostgresStore final : public Store {
 
   std::mutex listener_mu_;
   std::function<void(int64_t)> listener_;  // guarded by listener_mu_
+
+  // PreparePruning's running index build, for CancelPreparePruning from another thread.
+  std::mutex prepare_mu_;
+  bool prepare_cancelled_ = false;               // guarded by prepare_mu_
+  std::unique_ptr<CancelToken> prepare_cancel_;  // guarded by prepare_mu_
+  // PreparePruning's steps on its own connection `conn` (lock held).
+  StoreResult<void> BuildPruneIndex(Connection& conn);
 };
 
 }  // namespace xb::store::postgres

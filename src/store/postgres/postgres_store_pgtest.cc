@@ -1209,6 +1209,55 @@ TEST_F(PostgresStoreTest, TailerConnectionIsNamedAndFailsAsConnectionOnceTermina
   EXPECT_TRUE(begin.ok()) << Describe(begin);
 }
 
+// ---- The pruning pass's index (issue 35). ----
+
+// verifies: STORE.md 9.2 rule 5 — the pass's partial index is built at the first prepare (not by
+// the migrations: a deployment that does not prune never pays for it), found valid afterwards,
+// and an invalid one a failed CONCURRENTLY build left behind is built again.
+TEST_F(PostgresStoreTest, PreparePruningBuildsTheIndexOnceAndRebuildsAnInvalidOne) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  constexpr const char* kIndex =
+      "SELECT CASE WHEN indisvalid THEN indexrelid::int8 ELSE -2 END FROM pg_index "
+      "WHERE indexrelid = to_regclass('envelopes_expiry')";
+  EXPECT_EQ(SqlInt(kIndex), -1);  // no row: the migrations made none
+  auto ready = store->PreparePruning();
+  ASSERT_TRUE(ready.ok()) << ready.error().message;
+  EXPECT_TRUE(ready.value());
+  const int64_t built = SqlInt(kIndex);
+  EXPECT_GT(built, 0);
+  ASSERT_TRUE(store->PreparePruning().ok());
+  EXPECT_EQ(SqlInt(kIndex), built);  // found, not built again
+
+  Sql("UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'envelopes_expiry'::regclass");
+  EXPECT_EQ(SqlInt(kIndex), -2);
+  ready = store->PreparePruning();
+  ASSERT_TRUE(ready.ok()) << ready.error().message;
+  EXPECT_TRUE(ready.value());
+  const int64_t rebuilt = SqlInt(kIndex);
+  EXPECT_GT(rebuilt, 0);
+  EXPECT_NE(rebuilt, built);
+}
+
+// verifies: STORE.md 9.2 rule 5 (one instance at a time: key (0, 5)); a drain stops a build
+TEST_F(PostgresStoreTest, PreparePruningWaitsItsTurnAndStopsWhenCancelled) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  Sql("SELECT pg_advisory_lock(0, 5)");  // another instance's pass
+  auto busy = store->PreparePruning();
+  ASSERT_TRUE(busy.ok()) << busy.error().message;
+  EXPECT_FALSE(busy.value());
+  Sql("SELECT pg_advisory_unlock(0, 5)");
+
+  store->CancelPreparePruning();
+  auto cancelled = store->PreparePruning();
+  ASSERT_FALSE(cancelled.ok());
+  EXPECT_NE(cancelled.error().message.find("cancelled"), std::string::npos);
+  EXPECT_EQ(SqlInt("SELECT count(*) FROM pg_index WHERE indexrelid = "
+                   "to_regclass('envelopes_expiry')"),
+            0);
+}
+
 // ---- The replica. ----
 
 // Replay pauses are cluster-wide: tests that pause serialize on a lock in the `postgres`

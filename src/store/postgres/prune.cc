@@ -51,7 +51,91 @@ LEFT JOIN (SELECT expiry_ns, sequence_id FROM win
 
 constexpr const char* kPrunedThrough = "SELECT pruned_through FROM prune_state WHERE singleton";
 
+// The pass's partial index on the expiry (exempt rows, whose expiry is NULL, are not in it):
+// CONCURRENTLY, so publishes go on while it is built. A build that failed or was cancelled leaves
+// an invalid index behind, dropped and built again.
+constexpr const char* kIndexState =
+    "SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass('envelopes_expiry')";
+constexpr const char* kDropInvalidIndex = "DROP INDEX CONCURRENTLY IF EXISTS envelopes_expiry";
+constexpr const char* kBuildIndex =
+    "CREATE INDEX CONCURRENTLY envelopes_expiry ON envelopes (expiry_ns, sequence_id) "
+    "WHERE expiry_ns IS NOT NULL";
+// The build reads the whole table once: bounded by a day, and by a cancel.
+constexpr std::chrono::hours kBuildBound{24};
+
 }  // namespace
+
+// implements: STORE.md 9.2 rule 5 (the partial index on the expiry; one instance: key (0, 5))
+StoreResult<bool> PostgresStore::PreparePruning() {
+  auto conn = Connection::Open(options_.primary_url, "database.url", /*statement_timeout_ms=*/0,
+                               Clock::now() + StatementTimeout(), "xmtp-backend prune index");
+  if (!conn.ok()) {
+    return conn.error().ToStoreError();
+  }
+  {
+    std::lock_guard lock(prepare_mu_);
+    if (prepare_cancelled_) {
+      StoreError cancelled;
+      cancelled.kind = ErrorKind::kOther;
+      cancelled.message = "prepare pruning: cancelled (the server is stopping)";
+      return cancelled;
+    }
+    prepare_cancel_ = conn.value()->MakeCancelToken();
+  }
+  // The session lock conflicts with the batches' transaction lock of the same key, and ends
+  // with the connection.
+  auto locked = conn.value()->Exec("prune lock", "SELECT pg_try_advisory_lock(0, 5)",
+                                   Clock::now() + StatementTimeout());
+  StoreResult<bool> outcome = true;
+  if (!locked.ok()) {
+    outcome = locked.error().ToStoreError();
+  } else if (!locked.value().Bool(0, 0)) {
+    outcome = false;
+  } else {
+    if (StoreResult<void> built = BuildPruneIndex(*conn.value()); !built.ok()) {
+      outcome = built.error();
+    }
+    // Released here, not when the server notices the connection closed: the first batch
+    // follows at once and must not find the lock still held.
+    if (auto unlocked = conn.value()->Exec("prune unlock", "SELECT pg_advisory_unlock(0, 5)",
+                                           Clock::now() + StatementTimeout());
+        !unlocked.ok() && outcome.ok()) {
+      outcome = unlocked.error().ToStoreError();
+    }
+  }
+  std::lock_guard lock(prepare_mu_);
+  prepare_cancel_.reset();
+  return outcome;
+}
+
+StoreResult<void> PostgresStore::BuildPruneIndex(Connection& conn) {
+  auto state = conn.Exec("prune index state", kIndexState, Clock::now() + StatementTimeout());
+  if (!state.ok()) {
+    return state.error().ToStoreError();
+  }
+  if (state.value().rows() == 1 && state.value().Bool(0, 0)) {
+    return {};
+  }
+  const Clock::time_point bound = Clock::now() + kBuildBound;
+  if (state.value().rows() == 1) {
+    if (auto dropped = conn.Exec("drop invalid prune index", kDropInvalidIndex, bound);
+        !dropped.ok()) {
+      return dropped.error().ToStoreError();
+    }
+  }
+  if (auto built = conn.Exec("build prune index", kBuildIndex, bound); !built.ok()) {
+    return built.error().ToStoreError();
+  }
+  return {};
+}
+
+void PostgresStore::CancelPreparePruning() {
+  std::lock_guard lock(prepare_mu_);
+  prepare_cancelled_ = true;
+  if (prepare_cancel_) {
+    prepare_cancel_->Send();
+  }
+}
 
 // implements: STORE.md 9.2 rule 5 (bounded batches, one instance at a time: key (0, 5))
 StoreResult<PruneBatchResult> PostgresStore::PruneBatch(const PruneKey& after, uint32_t limit,

@@ -127,13 +127,11 @@ WHERE sequence_id > (SELECT closed_sequence_id FROM allocation_boundary WHERE si
   AND is_commit_or_proposal = 1 AND push_eligible = 0;
 )sql";
 
-// STORE.md 9.2 rule 5 (issue 35): the pruning pass walks expired rows through a partial index on
-// the expiry (exempt rows, whose expiry is NULL, are not in it); prune_state keeps the greatest id
-// it ever deleted, written in the deleting transaction, so a stream's catch-up can tell a pruned
-// range from a lost row (fanout/wave_read.h).
+// STORE.md 9.2 (issue 35): prune_state keeps the greatest id the pruning pass ever deleted,
+// written in the deleting transaction, so a stream's catch-up can tell a pruned range from a lost
+// row (fanout/wave_read.h). The pass's index on the expiry is not made here: only a deployment
+// that prunes builds it, at its first pass (Store::PreparePruning), and pays for it on publishes.
 constexpr std::string_view kPrune = R"sql(
-CREATE INDEX envelopes_expiry ON envelopes (expiry_ns, sequence_id) WHERE expiry_ns IS NOT NULL;
-
 CREATE TABLE prune_state (
   singleton INTEGER PRIMARY KEY NOT NULL CHECK (singleton = 1),
   pruned_through INTEGER NOT NULL CHECK (pruned_through >= 0)

@@ -79,6 +79,13 @@ StoreResult<void> RegisterPruneClock(Connection& conn) {
   return {};
 }
 
+StoreResult<void> BuildPruneIndex(Connection& conn) {
+  return conn.Exec(
+      "CREATE INDEX IF NOT EXISTS envelopes_expiry ON envelopes (expiry_ns, sequence_id) "
+      "WHERE expiry_ns IS NOT NULL",
+      "build prune index");
+}
+
 StoreResult<PruneBatchResult> RunPruneBatch(Connection& conn, const PruneKey& after, uint32_t limit,
                                             bool hold_at_push_cursor) {
   WriteTransaction txn(&conn);

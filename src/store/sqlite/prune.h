@@ -14,6 +14,9 @@ namespace xb::store::sqlite {
 // server_ns (STORE.md 8), so that the deleting statement reads the clock itself (OPS-002).
 StoreResult<void> RegisterPruneClock(Connection& conn);
 
+// The pass's partial index on the expiry (Store::PreparePruning), on the writer connection.
+StoreResult<void> BuildPruneIndex(Connection& conn);
+
 // One batch of the pass (Store::PruneBatch) on the writer connection, outside any transaction.
 StoreResult<PruneBatchResult> RunPruneBatch(Connection& conn, const PruneKey& after, uint32_t limit,
                                             bool hold_at_push_cursor);

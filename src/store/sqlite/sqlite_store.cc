@@ -143,6 +143,21 @@ SqliteStore::~SqliteStore() {
 
 StoreResult<int64_t> SqliteStore::ClockNs() { return RealTimeNs(); }
 
+// implements: STORE.md 9.2 rule 5 (the partial index on the expiry, built as a writer job)
+StoreResult<bool> SqliteStore::PreparePruning() {
+  std::optional<StoreResult<void>> out;
+  XB_TRY_VOID(writer_->Run(Clock::time_point::max(),
+                           [&](Connection& conn) { out = BuildPruneIndex(conn); }));
+  if (!out) {
+    StoreError error;
+    error.kind = ErrorKind::kInvariant;
+    error.message = "the prune index job did not run";
+    return error;
+  }
+  XB_TRY_VOID(std::move(*out));
+  return true;
+}
+
 // implements: STORE.md 9.2 rule 5 (on SQLite the pass runs as ordinary jobs on the writer)
 StoreResult<PruneBatchResult> SqliteStore::PruneBatch(const PruneKey& after, uint32_t limit,
                                                       bool hold_at_push_cursor) {

@@ -91,6 +91,7 @@ class SqliteStore final : public Store {
   // Pruning (STORE.md 9.2): each batch is a job on the writer thread (Writer::Run, between publish
   // groups) in its own write transaction, bounded by the statement timeout; PrunedThrough reads
   // prune_state on a pooled reader.
+  StoreResult<bool> PreparePruning() override;
   StoreResult<PruneBatchResult> PruneBatch(const PruneKey& after, uint32_t limit,
                                            bool hold_at_push_cursor) override;
   StoreResult<int64_t> PrunedThrough() override;
