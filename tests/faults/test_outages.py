@@ -211,7 +211,12 @@ class JwksOutageTest(unittest.TestCase):
         # HAProxy with no instance up) and HAProxy's CANCELLED for a cut stream (docs/cluster.md).
         self.assertLessEqual(set(report.publish_failures), {"UNAVAILABLE"})
         self.assertGreater(report.publish_failures["UNAVAILABLE"], 0)
-        self.assertLessEqual(set(report.query_failures), {"UNAVAILABLE"})
+        # A Query HAProxy had just sent to an instance as the process exited ends UNKNOWN "Stream
+        # removed" (docs/cluster.md, "What clients see"): rare, and never anything else.
+        self.assertLessEqual(set(report.query_failures), {"UNAVAILABLE", "UNKNOWN"})
+        self.assertEqual(report.query_failure_details[("UNKNOWN", "Stream removed")],
+                         report.query_failures["UNKNOWN"])
+        self.assertLessEqual(report.query_failures["UNKNOWN"], 2)
         self.assertGreater(sum(report.stream_ends.values()), 0)
         self.assertLessEqual(set(report.stream_ends), {"UNAVAILABLE", "CANCELLED"})
         self.assertLess(report.recover_s, 15)

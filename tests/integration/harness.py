@@ -133,6 +133,14 @@ class Server:
             self.proc.wait(timeout=10)
 
 
+def private_data_dir(test):
+    """A fresh data directory for one test's config (`{data}`), removed when the test ends: a
+    shared path would carry one run's database into the next (and its migrations)."""
+    d = tempfile.TemporaryDirectory(prefix="xb-data-")
+    test.addCleanup(d.cleanup)
+    return d.name
+
+
 def run_binary(args, env=None, timeout=20):
     """Runs the binary to completion (for startup refusals and --check-config)."""
     return subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=timeout,

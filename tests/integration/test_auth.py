@@ -564,7 +564,8 @@ class JwksStartupTest(unittest.TestCase):
         jwks = jwks_server.JwksServer([jwks_server.SigningKey("ES256", "k")])
         jwks.set(status=500)
         try:
-            config = harness.minimal_config().replace("{data}", "/tmp") + (
+            data = harness.private_data_dir(self)
+            config = harness.minimal_config().replace("{data}", data) + (
                 '[auth]\nenabled = true\njwks_url = "%s"\n' % jwks.url)
             result = harness.run_binary(["--config", config], timeout=30)
             self.assertNotEqual(result.returncode, 0)
@@ -581,7 +582,8 @@ class JwksStartupTest(unittest.TestCase):
         ca = jwks_server.TestCa()
         jwks = jwks_server.JwksServer([jwks_server.SigningKey("ES256", "k")], ca=ca)
         try:
-            config = harness.minimal_config().replace("{data}", "/tmp") + (
+            data = harness.private_data_dir(self)
+            config = harness.minimal_config().replace("{data}", data) + (
                 '[auth]\nenabled = true\njwks_url = "%s"\n' % jwks.url)
             result = harness.run_binary(["--config", config], timeout=30)
             self.assertNotEqual(result.returncode, 0)

@@ -1,7 +1,6 @@
 """Publish, Query, QueryNewest and Get against the real binary on the embedded SQLite engine
 and, when XB_PG_PRIMARY names a cluster (always in CI), on PostgreSQL with a streaming replica
 (API 3.2-3.7, OPS-001/002/020)."""
-import base64
 import hashlib
 import os
 import subprocess
@@ -288,8 +287,8 @@ class StoreLifecycleTest(unittest.TestCase):
 
     # verifies: OPS-020 — a retention period that overflows the clock refuses start naming it.
     def test_retention_overflow_refuses_start_naming_the_key(self):
-        config = harness.minimal_config(
-            "[retention]\nwelcome_seconds = 9223372036\n").replace("{data}", "/tmp")
+        config = harness.minimal_config("[retention]\nwelcome_seconds = 9223372036\n").replace(
+            "{data}", harness.private_data_dir(self))
         result = harness.run_binary(["--config", config])
         self.assertNotEqual(result.returncode, 0)
         self.assertIn("retention.welcome_seconds", result.stderr)

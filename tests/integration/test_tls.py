@@ -71,7 +71,8 @@ class TlsTest(unittest.TestCase):
                           (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED))
 
     def test_unloadable_certificate_refuses_start_naming_the_key(self):
-        config = harness.minimal_config().replace("{data}", "/tmp").replace(
+        data = harness.private_data_dir(self)
+        config = harness.minimal_config().replace("{data}", data).replace(
             "[telemetry]", '[server.tls]\ncert_file = "/nonexistent/SECRETVALUE123"\n'
             'key_file = "%s"\n[telemetry]' % self.key)
         result = harness.run_binary(["--config", config])
