@@ -49,6 +49,16 @@ pick_port() {
   done
 }
 
+# wait_listen PID PORT LOG: 0 once PORT listens; 1 if PID exited first; dies after 30 s.
+wait_listen() {
+  local deadline=$((SECONDS + 30))
+  while [[ -z "$(ss -Htln "sport = :$2")" ]]; do
+    kill -0 "$1" 2>/dev/null || return 1
+    ((SECONDS < deadline)) || die "pid $1 did not listen on 127.0.0.1:$2 within 30 s (log: $3)"
+    sleep 0.05
+  done
+}
+
 # Builds bench/loadgen (every .cc there but sqlite_raw.cc, with grpc++ generated code from
 # proto/, linked with grpc++ and libnghttp2) and bench/loadgen/sqlite_raw.cc into $GEN_DIR, only
 # when a source or .proto changed. Our sources compile with -Wall -Wextra (the generated code

@@ -160,16 +160,6 @@ EOF
   echo "$f"
 }
 
-# wait_listen PID PORT LOG: 0 once PORT listens; 1 if PID exited first; dies after 30 s.
-wait_listen() {
-  local deadline=$((SECONDS + 30))
-  while [[ -z "$(ss -Htln "sport = :$2")" ]]; do
-    kill -0 "$1" 2>/dev/null || return 1
-    ((SECONDS < deadline)) || die "pid $1 did not listen on 127.0.0.1:$2 within 30 s (log: $3)"
-    sleep 0.05
-  done
-}
-
 # start_xb NAME URL [REPLICA_URL]: starts our server pinned to CPU 1 on a free port; sets
 # SERVER_PID, PORT, CONFIG_SHOWN.
 start_xb() {
