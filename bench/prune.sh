@@ -31,7 +31,7 @@ readonly BATCHES=(1000 10000)  # prune_batch of the rate cases (1000 is the defa
 readonly AB_TOPICS=64          # the publish cases' topics, as bench/publish.sh
 readonly STEADY_RETENTION=5    # group_message_seconds in the steady state
 readonly STEADY_INTERVAL=2     # prune_interval_seconds in the steady state
-readonly STEADY_CLIENTS=2
+readonly STEADY_CLIENTS=8     # enough that PostgreSQL's latency does not cap --rate
 readonly PACKAGES=(g++ pkg-config protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
                    libnghttp2-dev libsqlite3-dev sqlite3 postgresql-15 postgresql-client-15
                    curl gnuplot-nox)
@@ -86,9 +86,7 @@ LOAD_PID=""
 cleanup() {
   stop_pid "$LOAD_PID" 50
   stop_pid "$SERVER_PID" 50
-  if [[ -n "$PG_DIR" ]]; then
-    "$ROOT/tests/support/pg_cluster.sh" stop "$PG_DIR" >/dev/null 2>&1 || true
-  fi
+  stop_pg_cluster "$PG_DIR"
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -256,7 +254,7 @@ rate_case() {
   expected=$((total - topics))  # every topic keeps its newest row
   log "$ENGINE batch $batch: $total rows on $topics topics, $expected prunable; waiting for the pass"
   start_xb true 2 "$batch" 1
-  local deadline=$((SECONDS + 1800)) samples="$TMP/rate.$ENGINE.$batch"
+  local deadline=$((SECONDS + 1800)) samples="$OUT/${ENGINE}_pass_$batch.txt"
   : >"$samples"
   while ((SECONDS < deadline)); do
     t=$(now_s)
@@ -271,13 +269,20 @@ rate_case() {
   t_end=$(awk -v f="$final" '$2 == f {print $1; exit}' "$samples")
   left=$(sql 'SELECT count(*) FROM envelopes')
   stop_server
-  # RATE[engine.batch] = "rows prunable deleted left elapsed_s rows_per_s pass_s rows_per_pass_s"
+  # RATE[engine.batch] = "rows prunable deleted left elapsed_s rows_per_s pass_s rows_per_pass_s
+  # first_half_rows_per_s second_half_rows_per_s": the halves split at the first reading with
+  # half the final count, so a delete whose cost follows the table's size shows as a faster
+  # second half.
   RATE[$ENGINE.$batch]=$(awk -v tot="$total" -v ex="$expected" -v f="$final" -v l="$left" \
-    -v t0="$t_zero" -v t1="$t_end" -v s="$s" 'BEGIN {
+    -v t0="$t_zero" -v t1="$t_end" -v s="$s" '
+    th == "" && $2 >= f / 2 {th = $1; nh = $2}
+    END {
       el = (t0 == "" ? 0 : t1 - t0)
-      printf "%d %d %d %d %.2f %s %.2f %s\n", tot, ex, f, l, el,
-        (el > 0 ? sprintf("%.0f", f / el) : "-"), s, (s > 0 ? sprintf("%.0f", f / s) : "-")
-    }')
+      printf "%d %d %d %d %.2f %s %.2f %s %s %s\n", tot, ex, f, l, el,
+        (el > 0 ? sprintf("%.0f", f / el) : "-"), s, (s > 0 ? sprintf("%.0f", f / s) : "-"),
+        (el > 0 && th > t0 ? sprintf("%.0f", nh / (th - t0)) : "-"),
+        (el > 0 && t1 > th ? sprintf("%.0f", (f - nh) / (t1 - th)) : "-")
+    }' "$samples")
   log "$ENGINE batch $batch: ${RATE[$ENGINE.$batch]}"
 }
 
@@ -428,21 +433,14 @@ for ENGINE in sqlite postgres; do
   else
     AB_CLIENTS=32
     PG_DIR="$TMP/pg"
-    log "starting a throwaway PostgreSQL 15 cluster"
-    pg_env=$("$ROOT/tests/support/pg_cluster.sh" start "$PG_DIR" 2>"$TMP/pg_cluster.log") \
-      || die "pg_cluster.sh start failed: $(tail -n 5 "$TMP/pg_cluster.log")"
-    eval "$pg_env"
-    PG_BASE="${XB_PG_PRIMARY%/*}"  # postgres://postgres@127.0.0.1:P
-    PG_VERSION="$(psql "$XB_PG_PRIMARY" -XAtc 'SHOW server_version')"
+    start_pg_cluster "$PG_DIR" "$TMP/pg_cluster.log"
   fi
   for b in "${BATCHES[@]}"; do rate_case "$b"; done
   ab_cases
   steady_case
   scan_server_log
-  if [[ $ENGINE == postgres ]]; then
-    "$ROOT/tests/support/pg_cluster.sh" stop "$PG_DIR" >/dev/null 2>&1 || true
-    PG_DIR=""
-  fi
+  stop_pg_cluster "$PG_DIR"
+  PG_DIR=""
 done
 LOADAVG_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -468,7 +466,7 @@ med() {  # med KEYPREFIX FIELD: median over the pairs
 med_list() { tr ',' '\n' <<<"$1" | { grep -v '^-\{0,1\}$' || true; } | median; }
 per_cpu() {  # per_cpu KEY: envelopes per server-CPU second of one run
   awk -v e="$(kv eps "${R[$1]:-}")" -v s="$(kv secs "${R[$1]:-}")" -v c="$(kv server_cpu_s "${R[$1]:-}")" \
-    'BEGIN {if (c + 0 <= 0) print "nan"; else printf "%.0f", e * s / c}'
+    'BEGIN {if (c + 0 <= 0) print "nan"; else printf "%.0f\n", e * s / c}'
 }
 med_cpu() {
   local i
@@ -497,19 +495,21 @@ done
 
 echo
 echo "== 1. rows pruned per second (one pass over the expired rows) =="
-printf '%-9s %6s %8s %9s %8s %5s %9s %9s %8s %11s\n' engine batch rows prunable deleted left \
-  elapsed_s rows/s pass_s rows/pass_s
+printf '%-9s %6s %8s %9s %8s %5s %9s %9s %8s %11s %9s %9s\n' engine batch rows prunable deleted \
+  left elapsed_s rows/s pass_s rows/pass_s 1st_half 2nd_half
 for eng in sqlite postgres; do
   [[ "$engines" == *$eng* ]] || continue
   for b in "${BATCHES[@]}"; do
-    read -r tot ex del left el rs ps rps <<<"${RATE[$eng.$b]:-- - - - - - - -}"
-    printf '%-9s %6s %8s %9s %8s %5s %9s %9s %8s %11s\n' "$eng" "$b" "$tot" "$ex" "$del" "$left" \
-      "$el" "$rs" "$ps" "$rps"
+    read -r tot ex del left el rs ps rps h1 h2 <<<"${RATE[$eng.$b]:-- - - - - - - - - -}"
+    printf '%-9s %6s %8s %9s %8s %5s %9s %9s %8s %11s %9s %9s\n' "$eng" "$b" "$tot" "$ex" "$del" \
+      "$left" "$el" "$rs" "$ps" "$rps" "$h1" "$h2"
   done
 done
 echo "(elapsed_s: from the last /metrics reading before the first deletion to the first showing the"
 echo " final count, +-0.1 s; rows/s = deleted / elapsed_s; pass_s: xmtp_ext_prune_pass_seconds_sum"
 echo " of that pass; left: rows in the table after it ($FILL_TOPICS topics' newest rows + the gate's);"
+echo " 1st_half / 2nd_half: rows/s until the counter reached half its final value, and after; the"
+echo " readings are in $OUT/ENGINE_pass_BATCH.txt: time, counter, passes, pass seconds;"
 echo " the pass sleeps 4x each batch's duration between batches, so it runs at about a fifth of the"
 echo " engine's delete rate)"
 
