@@ -49,6 +49,16 @@ pick_port() {
   done
 }
 
+# wait_listen PID PORT LOG: 0 once PORT listens; 1 if PID exited first; dies after 30 s.
+wait_listen() {
+  local deadline=$((SECONDS + 30))
+  while [[ -z "$(ss -Htln "sport = :$2")" ]]; do
+    kill -0 "$1" 2>/dev/null || return 1
+    ((SECONDS < deadline)) || die "pid $1 did not listen on 127.0.0.1:$2 within 30 s (log: $3)"
+    sleep 0.05
+  done
+}
+
 # Builds bench/loadgen (every .cc there but sqlite_raw.cc, with grpc++ generated code from
 # proto/, linked with grpc++ and libnghttp2) and bench/loadgen/sqlite_raw.cc into $GEN_DIR, only
 # when a source or .proto changed. Our sources compile with -Wall -Wextra (the generated code
@@ -270,6 +280,28 @@ PY
     python3 "$script" "$1" "$2" &
   fi
   SINK_PID=$!
+}
+
+# start_pg_cluster DIR LOG: a throwaway PostgreSQL 15 primary + streaming replica
+# (tests/support/pg_cluster.sh) in DIR, its progress and server logs in LOG. Exports XB_PG_PRIMARY
+# and XB_PG_REPLICA and sets PG_BASE (the primary's URL without a database:
+# postgres://postgres@127.0.0.1:PORT) and PG_VERSION. Dies when it cannot start. Needs ROOT, log
+# and die; the caller's cleanup stops it (stop_pg_cluster).
+start_pg_cluster() {
+  local env
+  log "starting a throwaway PostgreSQL 15 cluster"
+  env=$("$ROOT/tests/support/pg_cluster.sh" start "$1" 2>"$2") \
+    || die "pg_cluster.sh start failed: $(tail -n 5 "$2")"
+  eval "$env"
+  PG_BASE="${XB_PG_PRIMARY%/*}"
+  PG_VERSION="$(psql "$XB_PG_PRIMARY" -XAtc 'SHOW server_version')"
+}
+
+# stop_pg_cluster DIR: stops the cluster start_pg_cluster started there and removes DIR; an empty
+# DIR is nothing to do. Never fails.
+stop_pg_cluster() {
+  [[ -n "$1" ]] || return 0
+  "$ROOT/tests/support/pg_cluster.sh" stop "$1" >/dev/null 2>&1 || true
 }
 
 # Stops a process we started: SIGTERM, up to `grace` tenths of a second (default 100) for it to

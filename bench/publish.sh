@@ -95,9 +95,7 @@ cleanup() {
     wait "$LOAD_PID" 2>/dev/null || true
   fi
   stop_server
-  if [[ -n "$PG_DIR" ]]; then
-    "$ROOT/tests/support/pg_cluster.sh" stop "$PG_DIR" >/dev/null 2>&1 || true
-  fi
+  stop_pg_cluster "$PG_DIR"
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -321,12 +319,7 @@ EOF
 if [[ "$engines" == *postgres* ]]; then
   ENGINE=postgres
   PG_DIR="$TMP/pg"
-  log "starting a throwaway PostgreSQL 15 cluster"
-  pg_env=$("$ROOT/tests/support/pg_cluster.sh" start "$PG_DIR" 2>"$TMP/pg_cluster.log") \
-    || die "pg_cluster.sh start failed: $(tail -n 5 "$TMP/pg_cluster.log")"
-  eval "$pg_env"
-  PG_BASE="${XB_PG_PRIMARY%/*}"  # postgres://postgres@127.0.0.1:P
-  PG_VERSION="$(psql "$XB_PG_PRIMARY" -XAtc 'SHOW server_version')"
+  start_pg_cluster "$PG_DIR" "$TMP/pg_cluster.log"
   PG_SYNC="$(psql "$XB_PG_PRIMARY" -XAtc 'SHOW synchronous_commit')"
   psql "$XB_PG_PRIMARY" -Xq -v ON_ERROR_STOP=1 -c 'CREATE DATABASE xb_bench' \
     -c 'CREATE DATABASE xb_raw' >/dev/null

@@ -95,9 +95,7 @@ cleanup() {
   fi
   stop_pid "$SERVER_PID"
   stop_pid "$SINK_PID"
-  if [[ -n "$PG_DIR" ]]; then
-    "$ROOT/tests/support/pg_cluster.sh" stop "$PG_DIR" >/dev/null 2>&1 || true
-  fi
+  stop_pg_cluster "$PG_DIR"
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -182,10 +180,7 @@ sink_self_test
 # ---------------------------------------------------------------------------------------------
 if ((pg)); then
   PG_DIR="$TMP/pg"
-  log "starting a throwaway PostgreSQL 15 cluster"
-  pg_env=$("$ROOT/tests/support/pg_cluster.sh" start "$PG_DIR" 2>"$TMP/pg_cluster.log") \
-    || die "pg_cluster.sh start failed: $(tail -n 5 "$TMP/pg_cluster.log")"
-  eval "$pg_env"
+  start_pg_cluster "$PG_DIR" "$TMP/pg_cluster.log"
   psql "$XB_PG_PRIMARY" -Xq -v ON_ERROR_STOP=1 -c 'CREATE DATABASE xb_bench' >/dev/null
   DB_URL="${XB_PG_PRIMARY%/*}/xb_bench"
   ENGINE="postgres (primary only; PostgreSQL unpinned)"

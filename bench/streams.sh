@@ -103,9 +103,7 @@ cleanup() {
   fi
   stop_pid "$SERVER_PID" 50
   stop_pid "$PEER_PID" 50
-  if [[ -n "$PG_DIR" ]]; then
-    "$ROOT/tests/support/pg_cluster.sh" stop "$PG_DIR" >/dev/null 2>&1 || true
-  fi
+  stop_pg_cluster "$PG_DIR"
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -158,16 +156,6 @@ poll_interval_ms = $POLL_MS
 max_http2_streams = $HTTP2_STREAMS
 EOF
   echo "$f"
-}
-
-# wait_listen PID PORT LOG: 0 once PORT listens; 1 if PID exited first; dies after 30 s.
-wait_listen() {
-  local deadline=$((SECONDS + 30))
-  while [[ -z "$(ss -Htln "sport = :$2")" ]]; do
-    kill -0 "$1" 2>/dev/null || return 1
-    ((SECONDS < deadline)) || die "pid $1 did not listen on 127.0.0.1:$2 within 30 s (log: $3)"
-    sleep 0.05
-  done
 }
 
 # start_xb NAME URL [REPLICA_URL]: starts our server pinned to CPU 1 on a free port; sets
@@ -398,12 +386,7 @@ fi
 if [[ "$engines" == *postgres* ]]; then
   ENGINE=postgres
   PG_DIR="$TMP/pg"
-  log "starting a throwaway PostgreSQL 15 cluster"
-  pg_env=$("$ROOT/tests/support/pg_cluster.sh" start "$PG_DIR" 2>"$TMP/pg_cluster.log") \
-    || die "pg_cluster.sh start failed: $(tail -n 5 "$TMP/pg_cluster.log")"
-  eval "$pg_env"
-  PG_BASE="${XB_PG_PRIMARY%/*}"  # postgres://postgres@127.0.0.1:P
-  PG_VERSION="$(psql "$XB_PG_PRIMARY" -XAtc 'SHOW server_version')"
+  start_pg_cluster "$PG_DIR" "$TMP/pg_cluster.log"
   PG_SYNC="$(psql "$XB_PG_PRIMARY" -XAtc 'SHOW synchronous_commit')"
   psql "$XB_PG_PRIMARY" -Xq -v ON_ERROR_STOP=1 -c 'CREATE DATABASE xb_bench' >/dev/null
   replica_url=""

@@ -3,6 +3,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -33,7 +34,7 @@ static_assert(kCallDeadline == std::chrono::seconds(10));
 constexpr auto kReconnectDelay = std::chrono::seconds(1);
 constexpr auto kDeadlineCheck = std::chrono::milliseconds(100);
 constexpr int kIdleWaitMs = 100;  // the longest epoll wait: deadlines are checked this often
-constexpr int kRetryWaitMs = 10;  // the epoll wait while a client waits to reconnect
+constexpr auto kPaceCatchUp = std::chrono::seconds(1);  // --rate: a client further behind skips
 constexpr size_t kReadBuffer = 256 << 10;
 constexpr int kMaxEvents = 64;
 
@@ -132,6 +133,12 @@ class H2UnaryClient final : public H2Call {
         epoll_fd_(epoll_fd),
         ended_(ended) {
     stats_.latencies_us.reserve(1 << 16);
+    if (o_.rate > 0) {
+      // --rate: each client calls every clients/rate seconds, the clients' first calls spread
+      // over one such interval.
+      pace_ = Seconds(static_cast<double>(o_.clients) / o_.rate);
+      due_ = Clock::now() + Seconds(static_cast<double>(client) / o_.rate);
+    }
     switch (o_.mode) {
       case Mode::kQuery:
         path_ = kQueryPath;
@@ -151,13 +158,20 @@ class H2UnaryClient final : public H2Call {
   }
 
   // Starts the next call at `now` (the driver's clock): kDone once run.stop has passed; kWaiting
-  // while a failed connection may not be replaced yet (until retry_at()). A call may end at once
-  // (End: its connection failed from the start).
+  // (until wake_at()) before the client's turn under --rate, or while a failed connection may
+  // not be replaced yet. A call may end at once (End: its connection failed from the start).
   Next StartNext(Clock::time_point now) {
     if (now >= run_.stop) return Next::kDone;
+    if (now < due_) {
+      wake_at_ = due_;
+      return Next::kWaiting;
+    }
     if (polled_ == nullptr || polled_->conn().draining()) {
       const bool failed = polled_ != nullptr ? polled_->conn().closed() : !endpoint_.error.empty();
-      if (failed && now < retry_at()) return Next::kWaiting;
+      if (failed && now < connect_at_ + kReconnectDelay) {
+        wake_at_ = connect_at_ + kReconnectDelay;
+        return Next::kWaiting;
+      }
       polled_.reset();  // its call has ended: nothing is left on it
       connect_at_ = now;
       if (endpoint_.error.empty()) {
@@ -166,6 +180,11 @@ class H2UnaryClient final : public H2Call {
                                                       endpoint_.authority));
         polled_->Watch(this);
       }
+    }
+    if (pace_ != Clock::duration::zero()) {
+      // The next turn on a fixed grid, so the rate holds when the loop wakes late; a client
+      // held up for longer (a stalled server) resumes at once rather than in a burst.
+      due_ = std::max(due_ + pace_, now - kPaceCatchUp);
     }
     // Latency is timed from the call's start; building the request is not part of it.
     measured_ = now >= run_.measure_start;
@@ -201,8 +220,8 @@ class H2UnaryClient final : public H2Call {
     return Next::kStarted;
   }
 
-  // When a failed connection may be replaced.
-  Clock::time_point retry_at() const { return connect_at_ + kReconnectDelay; }
+  // After kWaiting: when StartNext may start a call.
+  Clock::time_point wake_at() const { return wake_at_; }
 
   // Readiness of the connection's socket.
   void OnEvents(uint32_t events, uint8_t* buf, size_t size) {
@@ -268,6 +287,10 @@ class H2UnaryClient final : public H2Call {
 
   std::unique_ptr<PolledConnection> polled_;  // the client's connection
   Clock::time_point connect_at_{};            // when the last connection attempt began
+  Clock::time_point wake_at_{};               // see wake_at()
+  // --rate: the time between this client's calls (zero: closed loop) and its next turn.
+  Clock::duration pace_ = Clock::duration::zero();
+  Clock::time_point due_{};
   bool dirty_ = false;
   // The call in flight (or the last one).
   bool in_flight_ = false;
@@ -283,6 +306,16 @@ class H2UnaryClient final : public H2Call {
   v1::QueryNewestRequest nreq_;
   std::string request_;
 };
+
+// The epoll wait: until the first waiting client's wake_at() (rounded up), at most kIdleWaitMs.
+int WaitMs(const std::vector<H2UnaryClient*>& waiting, Clock::time_point now) {
+  auto wait = std::chrono::milliseconds(kIdleWaitMs);
+  for (const H2UnaryClient* c : waiting) {
+    if (c->wake_at() <= now) return 0;
+    wait = std::min(wait, std::chrono::ceil<std::chrono::milliseconds>(c->wake_at() - now));
+  }
+  return static_cast<int>(wait.count());
+}
 
 }  // namespace
 
@@ -316,7 +349,7 @@ void DriveH2Clients(const UnaryRun& run, UnaryClients specs) {
   while (true) {
     const auto now = Clock::now();
     for (size_t i = 0; i < waiting.size();) {
-      if (now >= waiting[i]->retry_at() || now >= run.stop) {
+      if (now >= waiting[i]->wake_at() || now >= run.stop) {
         ready.push_back(waiting[i]);
         waiting[i] = waiting.back();
         waiting.pop_back();
@@ -348,7 +381,7 @@ void DriveH2Clients(const UnaryRun& run, UnaryClients specs) {
     for (H2UnaryClient* c : dirty) c->Flush();  // a failed connection ends its call: `ready`
     dirty.clear();
     if (active == 0) break;
-    const int timeout = !ready.empty() ? 0 : !waiting.empty() ? kRetryWaitMs : kIdleWaitMs;
+    const int timeout = !ready.empty() ? 0 : WaitMs(waiting, Clock::now());
     const int n = ::epoll_wait(epoll.get(), events, kMaxEvents, timeout);
     if (n < 0 && errno != EINTR) Die("epoll_wait");
     for (int i = 0; i < n; ++i) {

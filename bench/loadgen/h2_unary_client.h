@@ -20,6 +20,10 @@
 // initial reconnect backoff, without its growth), so a dead server costs each client one
 // UNAVAILABLE call a second rather than a busy loop. grpc++ fails calls at once while its channel
 // is in TRANSIENT_FAILURE, so its error counts after a server death are higher; the codes agree.
+//
+// --rate R paces the clients (closed loop otherwise): client c makes its calls clients/R seconds
+// apart on a fixed grid starting c/R seconds in, still one at a time, so the offered rate is R
+// while the server keeps up; a client more than 1 s behind its grid resumes from now.
 #pragma once
 
 #include "unary_run.h"

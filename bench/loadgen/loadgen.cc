@@ -29,6 +29,9 @@
 //     --duration S     measured seconds                                            [5]
 //     --warmup S       unmeasured seconds before the measured ones                 [1]
 //     --server-pid P   read the server's utime+stime from /proc/P/stat around the measured interval
+//     --rate R         calls per second over all clients, each client on its own fixed  [0 =
+//                      schedule (clients/R s apart), still one call in flight; h2 only  closed
+//                      (bench/prune.sh's steady publishing)                             loop]
 //     Besides the server's CPU, the client's own (getrusage, all its threads) over the measured
 //     interval is reported, and divided by the calls that ended in it (client_cpu_us_per_call).
 //   stream modes: subscribe-latency | deliver | idle-streams | stream-verify (stream_modes.cc)
@@ -388,6 +391,11 @@ Options Parse(int argc, char** argv) {
     Usage("the v3 modes run on --transport h2 only");
   }
   if (o.mode == Mode::kV3Query && o.limit > 100) Usage("v3-query wants --limit 1..100");
+  const bool unary = o.mode == Mode::kPublish || o.mode == Mode::kQuery ||
+                     o.mode == Mode::kNewest || o.mode == Mode::kV3Send || o.mode == Mode::kV3Query;
+  if (unary && o.rate > 0 && o.transport != Transport::kH2) {
+    Usage("--rate in the unary modes runs on --transport h2 only");
+  }
   return o;
 }
 

@@ -169,13 +169,13 @@ int RunUnaryMode(const Options& o) {
   std::printf("RESULT mode=%s transport=%s clients=%d envelopes=%d payload=%d ok=%" PRIu64
               " errors=%" PRIu64 " warmup_errors=%" PRIu64 " error_codes=%s empty=%" PRIu64
               " secs=%.3f rps=%.1f eps=%.1f p50_us=%u p90_us=%u p99_us=%u max_us=%u "
-              "server_cpu_s=%.3f client_cpu_s=%.3f client_cpu_us_per_call=%.1f\n",
+              "server_cpu_s=%.3f client_cpu_s=%.3f client_cpu_us_per_call=%.1f rate=%.1f\n",
               ModeName(o.mode), TransportName(o.transport), o.clients, o.envelopes, o.payload,
               all.ok, error_total, all.warmup_errors,
               error_codes.empty() ? "-" : error_codes.c_str(), all.empty, secs, rps,
               static_cast<double>(all.envelopes) / secs, Percentile(lat, 0.50),
               Percentile(lat, 0.90), Percentile(lat, 0.99), lat.empty() ? 0u : lat.back(),
-              server_cpu, client_cpu, client_us_per_call);
+              server_cpu, client_cpu, client_us_per_call, o.rate);
   if (!all.first_error.empty()) {
     std::printf("FIRST_ERROR %s\n", all.first_error.c_str());
   }
