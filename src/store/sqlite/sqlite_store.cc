@@ -143,37 +143,39 @@ SqliteStore::~SqliteStore() {
 
 StoreResult<int64_t> SqliteStore::ClockNs() { return RealTimeNs(); }
 
-// implements: STORE.md 9.2 rule 5 (the partial index on the expiry, built as a writer job)
-StoreResult<bool> SqliteStore::PreparePruning() {
-  std::optional<StoreResult<void>> out;
-  XB_TRY_VOID(writer_->Run(Clock::time_point::max(),
-                           [&](Connection& conn) { out = BuildPruneIndex(conn); }));
+namespace {
+
+// A job on the writer that yields a result: `what` names it if the writer never ran it.
+template <typename T, typename Job>
+StoreResult<T> OnWriter(Writer& writer, Clock::time_point deadline, const char* what, Job job) {
+  std::optional<StoreResult<T>> out;
+  XB_TRY_VOID(writer.Run(deadline, [&](Connection& conn) { out = job(conn); }));
   if (!out) {
     StoreError error;
     error.kind = ErrorKind::kInvariant;
-    error.message = "the prune index job did not run";
+    error.message = std::string(what) + " did not run";
     return error;
   }
-  XB_TRY_VOID(std::move(*out));
+  return std::move(*out);
+}
+
+}  // namespace
+
+// implements: STORE.md 9.2 rule 5 (the partial index on the expiry, built as a writer job)
+StoreResult<bool> SqliteStore::PreparePruning() {
+  XB_TRY_VOID(OnWriter<void>(*writer_, Clock::time_point::max(), "the prune index job",
+                             [](Connection& conn) { return BuildPruneIndex(conn); }));
   return true;
 }
 
 // implements: STORE.md 9.2 rule 5 (on SQLite the pass runs as ordinary jobs on the writer)
 StoreResult<PruneBatchResult> SqliteStore::PruneBatch(const PruneKey& after, uint32_t limit,
                                                       bool hold_at_push_cursor) {
-  std::optional<StoreResult<PruneBatchResult>> out;
   const Clock::time_point deadline =
       Clock::now() + std::chrono::milliseconds(options_.statement_timeout_ms);
-  XB_TRY_VOID(writer_->Run(deadline, [&](Connection& conn) {
-    out = RunPruneBatch(conn, after, limit, hold_at_push_cursor);
-  }));
-  if (!out) {
-    StoreError error;
-    error.kind = ErrorKind::kInvariant;
-    error.message = "the prune batch did not run";
-    return error;
-  }
-  return std::move(*out);
+  return OnWriter<PruneBatchResult>(*writer_, deadline, "the prune batch", [&](Connection& conn) {
+    return RunPruneBatch(conn, after, limit, hold_at_push_cursor);
+  });
 }
 
 StoreResult<int64_t> SqliteStore::PrunedThrough() {
