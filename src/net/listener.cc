@@ -330,6 +330,12 @@ void Listener::StopAccepting() {
   backoff_.cancel();
 }
 
+void Listener::NotifyShutdown() {
+  for (auto& worker : workers_) {
+    asio::post(*worker.io, [set = worker.connections] { set->NotifyShutdown(); });
+  }
+}
+
 void Listener::CloseAll() {
   asio::post(acceptor_.get_executor(), [this] { StopAccepting(); });
   for (auto& worker : workers_) {

@@ -52,6 +52,9 @@ class Listener {
   void Start();
   // Stops accepting (a backoff wait included); open connections are left to finish.
   void StopAccepting();
+  // Tells every open connection that the server is draining (ServerConnection::NotifyShutdown;
+  // posted to each worker). Accepting goes on: a new connection is answered as the drain says.
+  void NotifyShutdown();
   // Stops accepting and gracefully closes every open connection (posted to each worker).
   void CloseAll();
   uint16_t port() const { return port_; }

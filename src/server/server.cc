@@ -653,6 +653,7 @@ void Server::Drain() {
   if (prune_pass_) {
     prune_pass_->Halt();  // STORE.md 9.2: a drain stops the pass at once
   }
+  listener_->NotifyShutdown();
   streams_->Shutdown(fanout::Ending{
       Status(StatusCode::kUnavailable, "the server is shutting down; reconnect elsewhere"),
       telemetry::StreamEndReason::kShutdown});

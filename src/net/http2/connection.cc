@@ -357,6 +357,15 @@ void Connection::GracefulClose() {
   Wake();
 }
 
+void Connection::NotifyShutdown() {
+  shutdown_notice_ = true;
+  if (closed_ || closing_ || session_ == nullptr) {
+    return;  // before Run (a connection accepted as the drain began): sent there
+  }
+  nghttp2_submit_shutdown_notice(session_);
+  Wake();
+}
+
 void Connection::ArmDeadline(std::chrono::steady_clock::time_point at, ConnectionEnd reason) {
   deadline_ = at;
   deadline_reason_ = reason;
@@ -547,6 +556,9 @@ asio::awaitable<void> Connection::Run(std::string initial) {
   };
   nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, settings, std::size(settings));
   nghttp2_session_set_local_window_size(session_, NGHTTP2_FLAG_NONE, 0, kConnectionWindow);
+  if (shutdown_notice_) {
+    nghttp2_submit_shutdown_notice(session_);
+  }
 
   auto self = shared_from_this();
   ArmDeadline(options_.first_request_deadline, ConnectionEnd::kHandshakeTimeout);
