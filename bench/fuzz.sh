@@ -19,7 +19,7 @@ readonly BUILD="$ROOT/build-fuzz"
 readonly ARTIFACTS="$BUILD/artifacts"
 readonly ALL_TARGETS=(frame_decoder_fuzz grpc_web_fuzz http1_request_fuzz request_message_fuzz
                       envelope_fuzz key_package_fuzz mls_message_fuzz identity_update_fuzz
-                      auth_token_fuzz v3_wire_fuzz)
+                      auth_token_fuzz v3_wire_fuzz proxy_header_fuzz)
 # Per run: RSS and single-allocation limits (an input that costs far more memory than its size
 # is reported as a crash), and a per-input time limit.
 readonly RSS_LIMIT_MB=2048
@@ -110,6 +110,16 @@ seed_frame_decoder() {
   { printf '\x04\x00'; frame 00 "$(printf 'a%.0s' $(seq 100))"; } >"$d/over_budget"
   { printf '\x01\x00'; frame 00 'x'; frame 00 'yy'; } >"$d/budget_edge"
   printf '\x05\x02\x04\x00\x00\x00\x00\x00\x09trun' >"$d/truncated"  # declares 9, has 4
+}
+seed_proxy_header() {
+  local d="$1"
+  local sig='0d0a0d0a000d0a515549540a'
+  # PROXY TCP4 203.0.113.7:50000 -> 10.0.0.1:5050; the same with an ALPN TLV; LOCAL; TCP6.
+  unhex "${sig}2111000ccb0071070a000001c35013ba" >"$d/tcp4"
+  unhex "${sig}21110011cb0071070a000001c35013ba0100026832" >"$d/tcp4_tlv"
+  unhex "${sig}20000000" >"$d/local"
+  unhex "${sig}21210024$(printf '20010db8%024x' 9)$(printf '%032x' 1)c35013ba" >"$d/tcp6"
+  printf 'PROXY TCP4 203.0.113.7 10.0.0.1 50000 5050\r\n' >"$d/v1_text"
 }
 seed_grpc_web() {
   local d="$1"

@@ -39,6 +39,9 @@ struct ServerConfig {
   uint64_t handshake_timeout_ms = 10000;
   uint64_t header_read_timeout_ms = 10000;
   uint64_t idle_timeout_ms = 900000;
+  // Our extension (issue 32): connections begin with a PROXY protocol v2 header (a balancer's
+  // send-proxy-v2) whose client address is the peer quotas.address charges.
+  bool proxy_protocol = false;
 };
 
 struct TelemetryConfig {

@@ -47,6 +47,7 @@ Status ReadServer(TableReader& r, ServerConfig* s) {
   XB_RETURN_IF_ERROR(r.Unsigned("handshake_timeout_ms", &s->handshake_timeout_ms));
   XB_RETURN_IF_ERROR(r.Unsigned("header_read_timeout_ms", &s->header_read_timeout_ms));
   XB_RETURN_IF_ERROR(r.Unsigned("idle_timeout_ms", &s->idle_timeout_ms));
+  XB_RETURN_IF_ERROR(r.Bool("proxy_protocol", &s->proxy_protocol));
   // [server.tls]: our extension (DECISIONS.md, Native TLS); both files required.
   XB_ASSIGN_OR_RETURN(TableReader tls, SubReader(r, "tls"));
   if (tls.present()) {

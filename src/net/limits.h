@@ -39,6 +39,7 @@ enum class ConnectionEnd : uint8_t {
   kHeaderReadTimeout,  // an HTTP/1.1 request head took longer than header_read_timeout
   kIdleTimeout,        // no request for idle_timeout
   kControlFrameFlood,  // HTTP/2 control frames over their rate: GOAWAY ENHANCE_YOUR_CALM
+  kBadProxyHeader,     // server.proxy_protocol: the connection did not begin with a valid header
 };
 
 // Threading: AcceptFailed and AcceptFailing are called on the listener's executor, the others on

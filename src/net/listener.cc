@@ -3,6 +3,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <cerrno>
@@ -11,6 +12,7 @@
 
 #include "net/http1/connection.h"
 #include "net/http2/connection.h"
+#include "net/proxy_header.h"
 #include "net/tcp_stream.h"
 #include "net/tls_stream.h"
 
@@ -155,10 +157,66 @@ PeerAddress PeerOf(const tcp::socket& socket) {
   return peer;
 }
 
+// Reads exactly `bytes` from the socket (no further: what follows may be a TLS ClientHello).
+asio::awaitable<bool> ReadExactly(tcp::socket& socket, std::string& into, size_t bytes) {
+  const size_t start = into.size();
+  into.resize(start + bytes);
+  boost::system::error_code ec;
+  co_await asio::async_read(socket, asio::buffer(into.data() + start, bytes),
+                            asio::redirect_error(asio::use_awaitable, ec));
+  co_return !ec;
+}
+
+// implements: server.proxy_protocol. The header, read before anything else under the handshake
+// deadline; the client address it carries replaces the socket's peer. Nothing when the connection
+// ended, timed out or sent something else (closed uncounted by a protocol error's reason: the
+// handshake timeout counts itself).
+asio::awaitable<std::optional<PeerAddress>> ReadProxyHeader(tcp::socket& socket,
+                                                            Clock::time_point deadline,
+                                                            Observer* observer) {
+  asio::steady_timer timer(socket.get_executor());
+  timer.expires_at(deadline);
+  bool timed_out = false;
+  timer.async_wait([&socket, &timed_out](boost::system::error_code ec) {
+    if (!ec) {
+      timed_out = true;
+      boost::system::error_code ignored;
+      socket.cancel(ignored);
+    }
+  });
+  std::string header;
+  std::optional<PeerAddress> peer;
+  if (co_await ReadExactly(socket, header, kProxyHeaderFixedBytes)) {
+    const ProxyHeaderFixed fixed = ParseProxyHeaderFixed(header);
+    if (fixed.valid &&
+        co_await ReadExactly(socket, header, fixed.total_bytes - kProxyHeaderFixedBytes)) {
+      if (const ProxyHeader parsed = ParseProxyHeader(header); parsed.valid) {
+        peer = parsed.source.known ? parsed.source : PeerOf(socket);
+      }
+    }
+  }
+  timer.cancel();
+  if (!peer) {
+    observer->ConnectionEnded(timed_out ? ConnectionEnd::kHandshakeTimeout
+                                        : ConnectionEnd::kBadProxyHeader);
+  }
+  co_return peer;
+}
+
 asio::awaitable<void> Serve(tcp::socket socket, Worker worker, ListenerOptions options, Slot slot) {
   (void)slot;  // held until the connection ends
   const Clock::time_point deadline = Clock::now() + options.limits.handshake_timeout;
-  const PeerAddress peer = PeerOf(socket);
+  PeerAddress peer = PeerOf(socket);
+  if (options.proxy_protocol) {
+    const std::optional<PeerAddress> told =
+        co_await ReadProxyHeader(socket, deadline, options.observer);
+    if (!told) {
+      boost::system::error_code ignored;
+      socket.close(ignored);
+      co_return;
+    }
+    peer = *told;
+  }
   std::unique_ptr<ByteStream> stream;
   TlsStream* tls = nullptr;
   if (options.tls) {

@@ -36,6 +36,9 @@ struct ListenerOptions {
   std::shared_ptr<boost::asio::ssl::context> tls;
   // server.max_connections: a connection accepted while this many are open is closed at once.
   uint64_t max_connections = 10000;
+  // server.proxy_protocol: every connection begins with a PROXY protocol v2 header (before TLS),
+  // whose client address is the connection's peer; one without a valid header is closed.
+  bool proxy_protocol = false;
   ConnectionLimits limits;
   // Not owned; null reports nothing. See Observer for its lifetime.
   Observer* observer = nullptr;

@@ -25,6 +25,8 @@ telemetry::ConnectionCloseReason ReasonOf(net::ConnectionEnd end) {
       return telemetry::ConnectionCloseReason::kIdleTimeout;
     case net::ConnectionEnd::kControlFrameFlood:
       return telemetry::ConnectionCloseReason::kControlFrameFlood;
+    case net::ConnectionEnd::kBadProxyHeader:
+      return telemetry::ConnectionCloseReason::kBadProxyHeader;
   }
   return telemetry::ConnectionCloseReason::kRefused;
 }

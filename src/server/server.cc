@@ -562,6 +562,7 @@ bool Server::BindListener() {
                            .max_http1_body_bytes = kMaxHttp1BodyBytes,
                            .tls = tls,
                            .max_connections = config_.server.max_connections,
+                           .proxy_protocol = config_.server.proxy_protocol,
                            .limits = ConnectionLimitsOf(config_),
                            .observer = &net_observer_});
   if (!listener.ok()) {

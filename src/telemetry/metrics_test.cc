@@ -168,7 +168,7 @@ TEST(MetricsTest, NetExtensionFamilies) {
   EXPECT_FALSE(Mentions(text, "xmtp_net_accept_failures_total"));
   EXPECT_TRUE(HasLine(text, "xmtp_net_connections 0"));
   for (std::string_view reason : {"refused", "handshake_timeout", "header_read_timeout",
-                                  "idle_timeout", "control_frame_flood"}) {
+                                  "idle_timeout", "control_frame_flood", "bad_proxy_header"}) {
     EXPECT_TRUE(HasLine(
         text, "xmtp_net_connections_closed_total{reason=\"" + std::string(reason) + "\"} 0"))
         << reason;

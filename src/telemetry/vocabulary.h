@@ -274,10 +274,11 @@ enum class ConnectionCloseReason : uint8_t {
   kHeaderReadTimeout,
   kIdleTimeout,
   kControlFrameFlood,
+  kBadProxyHeader,
 };
-XB_TELEMETRY_WORDS(ConnectionCloseReason, "reason", kControlFrameFlood, "refused",
-                   "handshake_timeout", "header_read_timeout", "idle_timeout",
-                   "control_frame_flood");
+XB_TELEMETRY_WORDS(ConnectionCloseReason, "reason", kBadProxyHeader, "refused", "handshake_timeout",
+                   "header_read_timeout", "idle_timeout", "control_frame_flood",
+                   "bad_proxy_header");
 // --- Extension vocabularies: families of ours, not in the OPS catalogue (docs/telemetry.md) ------
 
 // xmtp_log_lines_suppressed_total: the kind of line a budget refused (issue 28).

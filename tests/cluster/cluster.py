@@ -76,8 +76,11 @@ def instance_config(database, extra="", server_extra=""):
 class Balancer:
     """HAProxy in front of `backends` [(name, port)], a child process; `stop()` ends it."""
 
-    def __init__(self, backends, workdir):
+    def __init__(self, backends, workdir, proxy_protocol=False):
         self.workdir = workdir
+        # send-proxy-v2 on each server line (server.proxy_protocol on the instances); the checks
+        # send it too (check-send-proxy).
+        self.server_options = " send-proxy-v2 check-send-proxy" if proxy_protocol else ""
         self.port = free_port()
         self.socket_path = os.path.join(workdir, "haproxy.sock")
         self.config_path = os.path.join(workdir, "haproxy.cfg")
@@ -87,7 +90,8 @@ class Balancer:
         self.proc = None
 
     def config_text(self, backends):
-        servers = "".join("    server %s 127.0.0.1:%d\n" % (name, port) for name, port in backends)
+        servers = "".join("    server %s 127.0.0.1:%d%s\n" % (name, port, self.server_options)
+                          for name, port in backends)
         return (
             "global\n"
             "    log stderr format raw local0 notice\n"
@@ -196,8 +200,9 @@ class Cluster:
     """`instances` backends on one fresh database behind one Balancer. A context manager: on exit
     every process it started is stopped and the database dropped."""
 
-    def __init__(self, instances=3, extra_config="", server_extra=""):
+    def __init__(self, instances=3, extra_config="", server_extra="", proxy_protocol=False):
         self.count = instances
+        self.proxy_protocol = proxy_protocol  # HAProxy send-proxy-v2, server.proxy_protocol
         self.extra_config = extra_config
         self.server_extra = server_extra
         self.tmp = tempfile.TemporaryDirectory(prefix="xb-cluster-")
@@ -220,14 +225,15 @@ class Cluster:
 
     def start(self):
         self.database = harness.create_pg_database()
-        self.config = instance_config(self.database, self.extra_config, self.server_extra)
+        server_extra = self.server_extra + ("proxy_protocol = true\n" if self.proxy_protocol else "")
+        self.config = instance_config(self.database, self.extra_config, server_extra)
         # One at a time: the first runs the migrations, the others find them done.
         for _ in range(self.count):
             server = harness.Server(config=self.config, binary=harness.TEST_BINARY)
             server.start()
             self.instances.append(server)
         self.balancer = Balancer([(self.name(i), s.port) for i, s in enumerate(self.instances)],
-                                 self.tmp.name)
+                                 self.tmp.name, self.proxy_protocol)
         self.balancer.start()
         for i in range(self.count):
             self.balancer.wait_state(self.name(i), "UP", 20)

@@ -42,10 +42,14 @@ class Stream:
 class Client:
     """One HTTP/2 connection. `window` is the initial stream window this client advertises;
     `credit` says whether received DATA is acknowledged (a client that does not credit stalls
-    every response once the window is spent)."""
+    every response once the window is spent); `source`, a local address to connect from (any
+    127.x.y.z: a client of its own)."""
 
-    def __init__(self, port, window=65535, credit=True, connection_window=None, timeout=10):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    def __init__(self, port, window=65535, credit=True, connection_window=None, timeout=10,
+                 source=None):
+        self.sock = socket.create_connection(
+            ("127.0.0.1", port), timeout=timeout,
+            source_address=(source, 0) if source else None)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.conn = h2.connection.H2Connection(
             h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))

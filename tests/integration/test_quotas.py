@@ -5,6 +5,9 @@ RESOURCE_EXHAUSTED with a google.rpc.RetryInfo in grpc-status-details-bin, and s
 registers nothing. Off by default. Rates are far below one token per second, so the buckets do not refill while a test
 runs and every assertion is exact whatever the machine's speed."""
 import os
+import socket
+import struct
+import threading
 import unittest
 
 import grpc
@@ -15,6 +18,7 @@ import harness
 from google.rpc import error_details_pb2
 from google.rpc import status_pb2
 from mls.api.v1 import mls_pb2
+from test_hardening_net import closed_by
 from xmtp.backend.v1 import backend_pb2
 
 PUBLISH = "/xmtp.backend.v1.PublishService/Publish"
@@ -203,6 +207,120 @@ class AddressQuotas(harness.ServerTestCase):
             error = refused_stream(self, ch, SUBSCRIBE_STATIC, req.SerializeToString())
             assert_retry_hint(self, error, r"^stream open quota of this client address", 90)
             call.cancel()
+
+
+PP2_SIGNATURE = b"\r\n\r\n\x00\r\nQUIT\n"
+
+
+def proxy_v2(source=None):
+    """A PROXY protocol v2 header (HAProxy's specification, 2.2): command PROXY over TCP/IPv4
+    from `source` to 127.0.0.1:5050, or LOCAL (a balancer's own connection) without one."""
+    if source is None:
+        return PP2_SIGNATURE + bytes([0x20, 0x00, 0, 0])
+    block = (socket.inet_aton(source) + socket.inet_aton("127.0.0.1") +
+             struct.pack(">HH", 40000, 5050))
+    return PP2_SIGNATURE + bytes([0x21, 0x11]) + struct.pack(">H", len(block)) + block
+
+
+class ProxyRelay:
+    """What HAProxy's send-proxy-v2 does, on 127.0.0.1: each connection to `port` is relayed to
+    the server after `header`. Use as a context manager."""
+
+    def __init__(self, server_port, header):
+        self.server_port, self.header = server_port, header
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.sockets = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.server_port))
+            upstream.sendall(self.header)
+            self.sockets += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(source, sink):
+        try:
+            while True:
+                data = source.recv(65536)
+                if not data:
+                    break
+                sink.sendall(data)
+        except OSError:
+            pass
+        for s in (source, sink):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def channel(self):
+        return grpc.insecure_channel("127.0.0.1:%d" % self.port)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.listener.close()
+        for s in self.sockets:
+            s.close()
+
+
+class AddressQuotasBehindAProxy(harness.ServerTestCase):
+    config = harness.minimal_config(
+        "[quotas.address]\npublish_per_second = 0.02\npublish_burst = 2\n").replace(
+            "[server]\n", "[server]\nproxy_protocol = true\n")
+
+    # verifies: issue 32 (quotas behind a balancer), server.proxy_protocol — the address quota
+    # charges the client address of the PROXY v2 header, not the balancer's: two clients behind
+    # one balancer have a bucket each, one client's connections share theirs, and a LOCAL header
+    # (the balancer's own) charges the socket's peer.
+    def test_the_header_names_the_address_charged(self):
+        group = os.urandom(16)
+        with ProxyRelay(self.server.port, proxy_v2("203.0.113.7")) as a, \
+                ProxyRelay(self.server.port, proxy_v2("203.0.113.7")) as a_again, \
+                ProxyRelay(self.server.port, proxy_v2("203.0.113.8")) as b, \
+                ProxyRelay(self.server.port, proxy_v2()) as local:
+            with a.channel() as ch:
+                publish(ch, messages(group, 2))
+                error = refused_publish(self, ch, messages(group, 1))
+                assert_retry_hint(self, error, r"^publish quota of this client address", 40, 50)
+            with a_again.channel() as ch:  # another connection, the same client
+                refused_publish(self, ch, messages(group, 1))
+            with b.channel() as ch:
+                publish(ch, messages(group, 2))
+                refused_publish(self, ch, messages(group, 1))
+            with local.channel() as ch:
+                publish(ch, messages(group, 2))
+                refused_publish(self, ch, messages(group, 1))
+                self.assertEqual(stored(ch, E.group_topic(group)), 6)
+
+    # verifies: server.proxy_protocol — a connection that does not begin with a valid v2 header
+    # (a client past the balancer, version 1's text form) is closed unanswered and counted.
+    def test_a_connection_without_the_header_is_closed(self):
+        before = closed_by(self.server, "bad_proxy_header")
+        for first in (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+                      b"PROXY TCP4 203.0.113.7 127.0.0.1 40000 5050\r\n"):
+            with socket.create_connection(("127.0.0.1", self.server.port), timeout=10) as sock:
+                sock.sendall(first)
+                try:
+                    answer = sock.recv(1024)
+                except ConnectionResetError:  # closed with the rest of `first` unread
+                    answer = b""
+                self.assertEqual(answer, b"")  # closed, nothing sent
+        with self.server.channel() as ch:
+            with self.assertRaises(grpc.RpcError) as ctx:
+                publish(ch, messages(os.urandom(16), 1))
+            self.assertEqual(ctx.exception.code(), grpc.StatusCode.UNAVAILABLE)
+        harness.wait_for(lambda: closed_by(self.server, "bad_proxy_header") >= before + 3, 10,
+                         "three connections counted")
 
 
 if __name__ == "__main__":
