@@ -8,6 +8,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <optional>
 
 #include "net/http1/connection.h"
@@ -99,24 +100,26 @@ class Slot {
   Observer* observer_;
 };
 
-// Closes the stream when the handshake deadline passes while it is armed: from accept through
-// the TLS handshake and the protocol sniff. The connection then takes the same deadline over for
-// the first request head.
+// Closes the connection when the handshake deadline passes while it is armed: from accept through
+// the PROXY header, the TLS handshake and the protocol sniff. The connection then takes the same
+// deadline over for the first request head.
 class HandshakeDeadline {
  public:
-  HandshakeDeadline(ByteStream& stream, Clock::time_point at, Observer* observer)
-      : state_(std::make_shared<State>(State{&stream, observer})), timer_(stream.executor()) {
+  // `close` ends the connection (its socket or stream); it is called only while this is alive.
+  HandshakeDeadline(const asio::any_io_executor& executor, Clock::time_point at, Observer* observer,
+                    std::function<void()> close)
+      : state_(std::make_shared<State>(State{std::move(close), observer})), timer_(executor) {
     timer_.expires_at(at);
     timer_.async_wait([state = state_](boost::system::error_code ec) {
-      if (!ec && state->stream != nullptr) {
+      if (!ec && state->close) {
         state->observer->ConnectionEnded(ConnectionEnd::kHandshakeTimeout);
-        state->stream->Close();
+        state->close();
       }
     });
   }
-  // Disarms it: before the stream is handed on or destroyed.
+  // Disarms it: before the connection is handed on or destroyed.
   ~HandshakeDeadline() {
-    state_->stream = nullptr;
+    state_->close = nullptr;
     timer_.cancel();
   }
   HandshakeDeadline(const HandshakeDeadline&) = delete;
@@ -124,7 +127,7 @@ class HandshakeDeadline {
 
  private:
   struct State {
-    ByteStream* stream;
+    std::function<void()> close;
     Observer* observer;
   };
   std::shared_ptr<State> state_;
@@ -167,40 +170,26 @@ asio::awaitable<bool> ReadExactly(tcp::socket& socket, std::string& into, size_t
   co_return !ec;
 }
 
-// implements: server.proxy_protocol. The header, read before anything else under the handshake
-// deadline; the client address it carries replaces the socket's peer. Nothing when the connection
-// ended, timed out or sent something else (closed uncounted by a protocol error's reason: the
-// handshake timeout counts itself).
+// implements: server.proxy_protocol. The header, read before anything else (under the caller's
+// handshake deadline); the client address it carries replaces the socket's peer. Nothing when
+// the connection ended (or the deadline closed it) before a whole header, or when what it sent
+// is not a valid header: only that is counted here.
 asio::awaitable<std::optional<PeerAddress>> ReadProxyHeader(tcp::socket& socket,
-                                                            Clock::time_point deadline,
                                                             Observer* observer) {
-  asio::steady_timer timer(socket.get_executor());
-  timer.expires_at(deadline);
-  bool timed_out = false;
-  timer.async_wait([&socket, &timed_out](boost::system::error_code ec) {
-    if (!ec) {
-      timed_out = true;
-      boost::system::error_code ignored;
-      socket.cancel(ignored);
-    }
-  });
   std::string header;
-  std::optional<PeerAddress> peer;
-  if (co_await ReadExactly(socket, header, kProxyHeaderFixedBytes)) {
-    const ProxyHeaderFixed fixed = ParseProxyHeaderFixed(header);
-    if (fixed.valid &&
-        co_await ReadExactly(socket, header, fixed.total_bytes - kProxyHeaderFixedBytes)) {
-      if (const ProxyHeader parsed = ParseProxyHeader(header); parsed.valid) {
-        peer = parsed.source.known ? parsed.source : PeerOf(socket);
-      }
+  if (!co_await ReadExactly(socket, header, kProxyHeaderFixedBytes)) {
+    co_return std::nullopt;
+  }
+  if (const ProxyHeaderFixed fixed = ParseProxyHeaderFixed(header); fixed.valid) {
+    if (!co_await ReadExactly(socket, header, fixed.total_bytes - kProxyHeaderFixedBytes)) {
+      co_return std::nullopt;
+    }
+    if (const ProxyHeader parsed = ParseProxyHeader(header); parsed.valid) {
+      co_return parsed.source.known ? parsed.source : PeerOf(socket);
     }
   }
-  timer.cancel();
-  if (!peer) {
-    observer->ConnectionEnded(timed_out ? ConnectionEnd::kHandshakeTimeout
-                                        : ConnectionEnd::kBadProxyHeader);
-  }
-  co_return peer;
+  observer->ConnectionEnded(ConnectionEnd::kBadProxyHeader);
+  co_return std::nullopt;
 }
 
 asio::awaitable<void> Serve(tcp::socket socket, Worker worker, ListenerOptions options, Slot slot) {
@@ -208,8 +197,14 @@ asio::awaitable<void> Serve(tcp::socket socket, Worker worker, ListenerOptions o
   const Clock::time_point deadline = Clock::now() + options.limits.handshake_timeout;
   PeerAddress peer = PeerOf(socket);
   if (options.proxy_protocol) {
-    const std::optional<PeerAddress> told =
-        co_await ReadProxyHeader(socket, deadline, options.observer);
+    std::optional<PeerAddress> told;
+    {
+      HandshakeDeadline handshake(socket.get_executor(), deadline, options.observer, [&socket] {
+        boost::system::error_code ignored;
+        socket.close(ignored);
+      });
+      told = co_await ReadProxyHeader(socket, options.observer);
+    }
     if (!told) {
       boost::system::error_code ignored;
       socket.close(ignored);
@@ -228,7 +223,8 @@ asio::awaitable<void> Serve(tcp::socket socket, Worker worker, ListenerOptions o
   }
   std::string initial;
   {
-    HandshakeDeadline handshake(*stream, deadline, options.observer);
+    HandshakeDeadline handshake(stream->executor(), deadline, options.observer,
+                                [s = stream.get()] { s->Close(); });
     if (tls != nullptr && !co_await tls->Handshake()) {
       stream->Close();
       co_return;

@@ -18,7 +18,7 @@ import harness
 from google.rpc import error_details_pb2
 from google.rpc import status_pb2
 from mls.api.v1 import mls_pb2
-from test_hardening_net import closed_by
+from test_hardening_net import closed_by, wait_closed
 from xmtp.backend.v1 import backend_pb2
 
 PUBLISH = "/xmtp.backend.v1.PublishService/Publish"
@@ -276,7 +276,7 @@ class ProxyRelay:
 class AddressQuotasBehindAProxy(harness.ServerTestCase):
     config = harness.minimal_config(
         "[quotas.address]\npublish_per_second = 0.02\npublish_burst = 2\n").replace(
-            "[server]\n", "[server]\nproxy_protocol = true\n")
+            "[server]\n", "[server]\nproxy_protocol = true\nhandshake_timeout_ms = 1000\n")
 
     # verifies: issue 32 (quotas behind a balancer), server.proxy_protocol — the address quota
     # charges the client address of the PROXY v2 header, not the balancer's: two clients behind
@@ -321,6 +321,19 @@ class AddressQuotasBehindAProxy(harness.ServerTestCase):
             self.assertEqual(ctx.exception.code(), grpc.StatusCode.UNAVAILABLE)
         harness.wait_for(lambda: closed_by(self.server, "bad_proxy_header") >= before + 3, 10,
                          "three connections counted")
+
+    # verifies: server.proxy_protocol, server.handshake_timeout_ms — the header is read under the
+    # handshake deadline: a connection that sends part of one and stalls is closed at the
+    # deadline and counted as a handshake timeout, not as a bad header.
+    def test_a_stalled_header_ends_at_the_handshake_deadline(self):
+        timeouts = closed_by(self.server, "handshake_timeout")
+        bad = closed_by(self.server, "bad_proxy_header")
+        with socket.create_connection(("127.0.0.1", self.server.port), timeout=10) as sock:
+            sock.sendall(proxy_v2("203.0.113.9")[:10])
+            self.assertTrue(wait_closed(sock, 10))
+        harness.wait_for(lambda: closed_by(self.server, "handshake_timeout") == timeouts + 1, 10,
+                         "the handshake timeout counted")
+        self.assertEqual(closed_by(self.server, "bad_proxy_header"), bad)
 
 
 if __name__ == "__main__":

@@ -357,10 +357,11 @@ void Connection::GracefulClose() {
   Wake();
 }
 
+// A connection joins the ConnectionSet as its Run begins, and Run makes the session before it
+// first suspends: a connection the drain finds open always has one.
 void Connection::NotifyShutdown() {
-  shutdown_notice_ = true;
   if (closed_ || closing_ || session_ == nullptr) {
-    return;  // before Run (a connection accepted as the drain began): sent there
+    return;
   }
   nghttp2_submit_shutdown_notice(session_);
   Wake();
@@ -556,9 +557,6 @@ asio::awaitable<void> Connection::Run(std::string initial) {
   };
   nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, settings, std::size(settings));
   nghttp2_session_set_local_window_size(session_, NGHTTP2_FLAG_NONE, 0, kConnectionWindow);
-  if (shutdown_notice_) {
-    nghttp2_submit_shutdown_notice(session_);
-  }
 
   auto self = shared_from_this();
   ArmDeadline(options_.first_request_deadline, ConnectionEnd::kHandshakeTimeout);

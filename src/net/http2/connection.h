@@ -84,8 +84,7 @@ class Connection final : public ServerConnection, public std::enable_shared_from
   boost::asio::steady_timer wake_timer_;
   bool wake_pending_ = false;
   bool closed_ = false;
-  bool closing_ = false;          // GOAWAY sent: close once the output is flushed
-  bool shutdown_notice_ = false;  // the drain began: GOAWAY notice (NotifyShutdown) wanted
+  bool closing_ = false;  // GOAWAY sent: close once the output is flushed
   bool flooded_ = false;  // ended for a control-frame flood (GOAWAY ENHANCE_YOUR_CALM queued)
   boost::asio::steady_timer deadline_timer_;
   std::chrono::steady_clock::time_point deadline_;
