@@ -29,7 +29,7 @@ std::optional<WireField> WireFieldReader::Next() {
   }
   const auto key = ReadVarint(rest_);
   const uint64_t number = key ? *key >> 3 : 0;
-  if (!key || number == 0 || number > 536870911) {
+  if (!key || number == 0 || number > kMaxFieldNumber) {
     ok_ = false;
     return std::nullopt;
   }

@@ -15,6 +15,9 @@
 
 namespace xb::validate {
 
+// The largest field number protobuf allows (2^29 - 1): a larger one does not fit a key's 32 bits.
+inline constexpr uint32_t kMaxFieldNumber = 536870911;
+
 // One top-level field: its number, wire type, and for a length-delimited field its bytes.
 struct WireField {
   uint32_t number = 0;

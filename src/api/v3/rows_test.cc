@@ -186,5 +186,27 @@ TEST(V3Rows, ARowOfAnotherKindIsRefusedAndAppendsNothing) {
   EXPECT_FALSE(StoredKeyPackage(store::StoredEnvelopeView::Of(broken)).has_value());
 }
 
+// A stored field whose number, raised past id and created_ns, would exceed protobuf's largest is
+// refused, never written with a key whose dropped high bits make it field 1 (the row's id). Stored
+// payloads cannot hold such a field (API-211 discards unknown fields); the fuzzer found the shape.
+TEST(V3Rows, AFieldNumberShiftedPastTheLimitIsRefusedNotWrappedOntoTheId) {
+  // WelcomeMessage.welcome_pointer holding field 2^29 - 1 (varint 100).
+  const std::string pointer = "\xf8\xff\xff\xff\x0f\x64";
+  const std::string welcome = "\x12\x06" + pointer;
+  store::StoredEnvelope row;
+  row.meta.sequence_id = 4242;
+  row.meta.topic = '\x01' + std::string(32, 'w');
+  row.payload = "\x12\x08" + welcome;
+  std::string out = "x";
+  EXPECT_FALSE(AppendWelcomeMessage(out, 1, store::StoredEnvelopeView::Of(row)));
+  EXPECT_EQ(out, "x");
+  // The largest number that still fits once shifted is copied as it is.
+  const std::string fits = "\xe8\xff\xff\xff\x0f\x64";  // field 2^29 - 3
+  row.payload = std::string("\x12\x08\x12\x06", 4) + fits;
+  out.clear();
+  ASSERT_TRUE(AppendWelcomeMessage(out, 1, store::StoredEnvelopeView::Of(row)));
+  EXPECT_EQ(FieldOne<mls::WelcomeMessage>(out).welcome_pointer().id(), 4242u);
+}
+
 }  // namespace
 }  // namespace xb::api::v3

@@ -1,6 +1,7 @@
 #include "api/v3/wire.h"
 
 #include "base/varint.h"
+#include "validate/wire_fields.h"
 
 namespace xb::api::v3 {
 namespace {
@@ -42,7 +43,9 @@ void FieldList::Varint(uint32_t number, uint64_t value) {
 }
 
 bool FieldList::Raw(uint32_t number, uint32_t wire_type, std::string_view raw) {
-  if (count_ == kMaxFields) {
+  // A shifted number past protobuf's limit would make a key whose high bits a reader drops: the
+  // field would land on a small number (field 2^29 - 1 raised by 2 reads back as field 1).
+  if (count_ == kMaxFields || number > validate::kMaxFieldNumber) {
     return false;
   }
   fields_[count_++] =

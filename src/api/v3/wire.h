@@ -37,7 +37,7 @@ class FieldList {
   void Bytes(uint32_t number, std::string_view bytes);
   void Varint(uint32_t number, uint64_t value);
   // A value copied from another message (validate::WireField::raw) under a new number. Returns
-  // false when the list is full.
+  // false when the list is full or the number is above protobuf's largest.
   bool Raw(uint32_t number, uint32_t wire_type, std::string_view raw);
 
   size_t Size() const;
