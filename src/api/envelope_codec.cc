@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "base/thread_priority.h"
 #include "base/varint.h"
 
 namespace xb::api {
@@ -117,7 +118,7 @@ bool EncodeServerEnvelope(const store::StoredEnvelopeView& row, std::string* out
   }
   out->reserve(out->size() + head_bytes + row.payload.size());
   out->append(head, head_bytes);
-  out->append(row.payload);
+  AppendInTurns(*out, row.payload);  // on a DB pool thread: base/thread_priority.h
   return true;
 }
 

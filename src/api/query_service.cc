@@ -9,6 +9,7 @@
 #include "api/envelope_codec.h"
 #include "api/request_bounds.h"
 #include "api/store_status.h"
+#include "base/thread_priority.h"
 #include "base/varint.h"
 #include "rpc/unary.h"
 #include "validate/topic.h"
@@ -78,7 +79,7 @@ EncodedRead EncodeQueryPage(store::QueryPage& page, uint64_t max_response_bytes)
     const char* field_end = PutFieldHeader(field, 0x0a, h + row.payload.size());  // envelopes = 1
     out.message.append(field, static_cast<size_t>(field_end - field));
     out.message.append(head, h);
-    out.message.append(row.payload);
+    AppendInTurns(out.message, row.payload);
     std::string().swap(row.payload);
   }
   out.message.append(continuation);

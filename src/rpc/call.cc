@@ -4,6 +4,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <cstring>
 
+#include "base/background_release.h"
 #include "base/encoding.h"
 
 namespace xb::rpc {
@@ -42,7 +43,13 @@ Call::Call(CallOptions options, asio::any_io_executor executor, net::Waker wake)
       decoder_(options_.max_request_bytes),
       handler_timer_(executor_) {}
 
-Call::~Call() = default;
+Call::~Call() {
+  // A call reset before its response went out: its large pieces are freed off this I/O thread
+  // too.
+  for (SharedPiece& piece : shared_) {
+    ReleaseInBackground(std::move(piece.keep), piece.bytes.size());
+  }
+}
 
 void Call::EnsureHead() {
   if (head_ready_) {
@@ -569,6 +576,7 @@ size_t Call::PullBody(char* dst, size_t max) {
       shared_front_pulled_ += k;
       shared_pending_ -= k;
       if (shared_front_pulled_ == piece.size()) {
+        ReleaseInBackground(std::move(shared_.front().keep), piece.size());
         shared_.pop_front();
         shared_front_pulled_ = 0;
       }

@@ -1,5 +1,6 @@
 #include "api/v3/wire.h"
 
+#include "base/thread_priority.h"
 #include "base/varint.h"
 #include "validate/wire_fields.h"
 
@@ -83,10 +84,10 @@ void FieldList::AppendTo(std::string& out) const {
         break;
       case Kind::kBytes:
         AppendVarint(out, f.raw.size());
-        out.append(f.raw);
+        AppendInTurns(out, f.raw);  // a payload's fields, on a DB pool thread
         break;
       case Kind::kRaw:
-        out.append(f.raw);
+        AppendInTurns(out, f.raw);
         break;
     }
   }

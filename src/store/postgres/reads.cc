@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "base/thread_priority.h"
 #include "store/catch_up_cutoff.h"
 #include "store/postgres/postgres_store.h"
 #include "store/postgres/rows.h"
@@ -215,7 +216,7 @@ StoreResult<QueryPage> PageOf(const PgResult& rows, uint32_t limit, uint64_t max
       return BadRow(what);
     }
     page.envelopes.push_back(StoredEnvelope{
-        .meta = std::move(*meta), .payload = std::string(rows.Bytes(row, 1 + kMetaColumnCount))});
+        .meta = std::move(*meta), .payload = CopyInTurns(rows.Bytes(row, 1 + kMetaColumnCount))});
     payload_bytes += page.envelopes.back().payload.size();
   }
   page.over_budget = payload_bytes > max_payload_bytes;
@@ -248,7 +249,7 @@ StoreResult<CatchUpRows> CatchUpOneRange(ConnectionPool& pool,
       return BadRow("catch-up");
     }
     out[0].push_back(StoredEnvelope{.meta = std::move(*meta),
-                                    .payload = std::string(rows.Bytes(row, kMetaColumnCount))});
+                                    .payload = CopyInTurns(rows.Bytes(row, kMetaColumnCount))});
   }
   return out;
 }
@@ -305,7 +306,7 @@ DbResult<std::map<int64_t, StoredEnvelope>> LoadRowsById(Connection& conn,
     }
     const int64_t id = meta->sequence_id;
     by_id.emplace(id, StoredEnvelope{.meta = std::move(*meta),
-                                     .payload = std::string(rows.Bytes(row, kMetaColumnCount))});
+                                     .payload = CopyInTurns(rows.Bytes(row, kMetaColumnCount))});
   }
   return by_id;
 }
@@ -407,7 +408,7 @@ StoreResult<std::vector<StoredEnvelope>> PostgresStore::History(const std::strin
       return BadRow("history");
     }
     out.push_back(StoredEnvelope{.meta = std::move(*meta),
-                                 .payload = std::string(rows.Bytes(row, kMetaColumnCount))});
+                                 .payload = CopyInTurns(rows.Bytes(row, kMetaColumnCount))});
   }
   return out;
 }
@@ -521,7 +522,7 @@ StoreResult<std::vector<StoredEnvelope>> PostgresStore::NewestOn(
     }
     StoredEnvelope envelope{.meta = std::move(*meta), .payload = {}};
     if (with_payload) {
-      envelope.payload = std::string(rows.Bytes(row, 1 + kMetaColumnCount));
+      envelope.payload = CopyInTurns(rows.Bytes(row, 1 + kMetaColumnCount));
     }
     out.push_back(std::move(envelope));
   }
@@ -545,7 +546,7 @@ StoreResult<std::optional<StoredEnvelope>> PostgresStore::Get(int64_t sequence_i
     return BadRow("get");
   }
   return std::optional<StoredEnvelope>(StoredEnvelope{
-      .meta = std::move(*meta), .payload = std::string(rows.Bytes(0, kMetaColumnCount))});
+      .meta = std::move(*meta), .payload = CopyInTurns(rows.Bytes(0, kMetaColumnCount))});
 }
 
 // implements: STORE.md 7 (heads, one statement on the read database)
@@ -602,7 +603,7 @@ StoreResult<std::vector<std::optional<std::string>>> PostgresStore::InboxIds(
     if (rows.IsNull(row, 0)) {
       out.push_back(std::nullopt);
     } else {
-      out.push_back(std::string(rows.Bytes(row, 0)));
+      out.push_back(CopyInTurns(rows.Bytes(row, 0)));
     }
   }
   return out;

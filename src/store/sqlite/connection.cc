@@ -3,6 +3,8 @@
 #include <string>
 #include <utility>
 
+#include "base/thread_priority.h"
+
 namespace xb::store::sqlite {
 namespace {
 
@@ -146,6 +148,7 @@ bool StatementUse::Step() {
   if (error_) {
     return false;
   }
+  OfferPoolThreadTurn();  // per row: base/thread_priority.h
   int rc = sqlite3_step(stmt_->get());
   if (rc == SQLITE_ROW) {
     return true;
@@ -177,7 +180,7 @@ bool StatementUse::ColumnIsNull(int index) const {
   return sqlite3_column_type(stmt_->get(), index) == SQLITE_NULL;
 }
 
-std::string StatementUse::ColumnBlob(int index) const { return std::string(ColumnBlobView(index)); }
+std::string StatementUse::ColumnBlob(int index) const { return CopyInTurns(ColumnBlobView(index)); }
 
 std::string_view StatementUse::ColumnBlobView(int index) const {
   const void* data = sqlite3_column_blob(stmt_->get(), index);
