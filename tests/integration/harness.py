@@ -14,6 +14,7 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.request
 
 import grpc
 
@@ -185,6 +186,22 @@ def parse_trailer_block(payload):
             name, value = line.split(":", 1)
             out[name.strip().lower()] = value.strip()
     return out
+
+
+def scrape(server, timeout=10):
+    """The server's /metrics exposition, as text."""
+    return urllib.request.urlopen("http://127.0.0.1:%d/metrics" % server.metrics_port,
+                                  timeout=timeout).read().decode()
+
+
+def metric(server, name, labels=""):
+    """The value of the series `name{labels}` (labels as written, e.g. 'reason="x"'); 0 when
+    absent."""
+    prefix = name + ("{%s}" % labels if labels else "") + " "
+    for line in scrape(server).splitlines():
+        if line.startswith(prefix):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
 
 
 def wait_for(predicate, timeout, what):

@@ -10,7 +10,6 @@ import queue
 import re
 import threading
 import time
-import urllib.request
 
 import grpc
 
@@ -343,9 +342,7 @@ _SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)$')
 _LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
 
-def scrape(server):
-    return urllib.request.urlopen("http://127.0.0.1:%d/metrics" % server.metrics_port,
-                                  timeout=10).read().decode()
+scrape = harness.scrape
 
 
 def samples(text):

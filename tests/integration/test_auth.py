@@ -7,7 +7,6 @@ import json
 import threading
 import time
 import unittest
-import urllib.request
 
 import grpc
 
@@ -33,19 +32,6 @@ def auth_config(auth_toml, extra_server=""):
     return harness.minimal_config().replace(
         'log_format = "json"\n', 'log_format = "json"\nlog_level = "debug"\n' + extra_server
     ) + auth_toml
-
-
-def scrape(server):
-    return urllib.request.urlopen("http://127.0.0.1:%d/metrics" % server.metrics_port,
-                                  timeout=5).read().decode()
-
-
-def metric(server, name, labels=""):
-    prefix = name + ("{%s}" % labels if labels else "") + " "
-    for line in scrape(server).splitlines():
-        if line.startswith(prefix):
-            return float(line.rsplit(" ", 1)[1])
-    return 0.0
 
 
 def sleep_call(channel, metadata=None, ms=0, timeout=10):
@@ -77,7 +63,7 @@ class AuthCase(unittest.TestCase):
         """One rejected call: its status and message, +1 on the reason's counter, and one DEBUG
         log line with exactly request_id, identifier and reason (AUTH-014, AUTH-027)."""
         label = 'reason="%s"' % reason
-        before = metric(server, "xmtp_auth_rejections_total", label)
+        before = harness.metric(server, "xmtp_auth_rejections_total", label)
         with server.channel() as ch:
             with self.assertRaises(grpc.RpcError) as ctx:
                 sleep_call(ch, metadata)
@@ -86,7 +72,7 @@ class AuthCase(unittest.TestCase):
         self.assertEqual(error.details(), message)
         request_id = request_id_of(error)
         self.assertRegex(request_id or "", harness.UUID_RE)
-        harness.wait_for(lambda: metric(server, "xmtp_auth_rejections_total", label) == before + 1,
+        harness.wait_for(lambda: harness.metric(server, "xmtp_auth_rejections_total", label) == before + 1,
                          10, "the rejection counter")
 
         def record():
@@ -142,7 +128,7 @@ class JwtTest(AuthCase):
                                                                      with_kid=False)))
             self.assertEqual(resp.status, health_pb2.HealthCheckResponse.SERVING)
         # verifies: OPS-005 — the key set was loaded before SERVING; xmtp_auth_keys counts it.
-        self.assertEqual(metric(self.server, "xmtp_auth_keys"), 4)
+        self.assertEqual(harness.metric(self.server, "xmtp_auth_keys"), 4)
 
     # verifies: AUTH-002, CONF-010, CONF-068
     def test_public_paths_need_no_credential(self):
@@ -320,7 +306,7 @@ class ApiKeyTest(AuthCase):
                 self.assertEqual(resp.status, health_pb2.HealthCheckResponse.SERVING)
             resp, _ = sleep_call(ch, bearer("o" * 64))
             self.assertEqual(resp.status, health_pb2.HealthCheckResponse.SERVING)
-        self.assertEqual(metric(self.server, "xmtp_auth_keys"), 0)
+        self.assertEqual(harness.metric(self.server, "xmtp_auth_keys"), 0)
 
     # verifies: AUTH-007 — no JWT source: a miss is untrusted, even for a JWT-shaped token.
     def test_wrong_key_is_untrusted(self):
@@ -335,7 +321,7 @@ class ApiKeyTest(AuthCase):
         with self.server.channel() as ch:
             sleep_call(ch, bearer(API_KEY))
         self.assertNotIn(API_KEY, "".join(self.server.lines))
-        self.assertNotIn(API_KEY, scrape(self.server))
+        self.assertNotIn(API_KEY, harness.scrape(self.server))
         self.assertNotIn(API_KEY, self.server.stderr_text)
 
 
@@ -399,7 +385,7 @@ class AuthOffTest(unittest.TestCase):
                                  (("authorization", "Bearer not.a.jwt"),)):
                     resp, _ = sleep_call(ch, metadata)
                     self.assertEqual(resp.status, health_pb2.HealthCheckResponse.SERVING)
-            self.assertNotIn("xmtp_auth_rejections_total{", scrape(server))
+            self.assertNotIn("xmtp_auth_rejections_total{", harness.scrape(server))
 
 
 class DrainAuthTest(unittest.TestCase):
@@ -420,7 +406,7 @@ class DrainAuthTest(unittest.TestCase):
                     results["slow"] = e.code()
             thread = threading.Thread(target=slow)
             thread.start()
-            harness.wait_for(lambda: metric(server, "grpc_server_in_flight",
+            harness.wait_for(lambda: harness.metric(server, "grpc_server_in_flight",
                                             'grpc_service="unknown",grpc_method="unknown",'
                                             'grpc_type="unary"') >= 1, 10, "the slow call")
             server.terminate()
@@ -465,7 +451,7 @@ class JwksRefreshTest(AuthCase):
         return harness.Server(config=config, binary=binary or harness.TEST_BINARY)
 
     def refreshes(self, server, result):
-        return metric(server, "xmtp_auth_jwks_refresh_total", 'result="%s"' % result)
+        return harness.metric(server, "xmtp_auth_jwks_refresh_total", 'result="%s"' % result)
 
     # verifies: AUTH-018 — a refresh replaces the whole set: a withdrawn key stops verifying, a
     # new one starts.

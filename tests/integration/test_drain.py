@@ -164,9 +164,7 @@ class ShutdownNoticeTest(unittest.TestCase):
 
     @staticmethod
     def _ready(server):
-        import urllib.request
-        text = urllib.request.urlopen(
-            "http://127.0.0.1:%d/metrics" % server.metrics_port, timeout=5).read().decode()
+        text = harness.scrape(server)
         for line in text.splitlines():
             if line.startswith("xmtp_backend_ready "):
                 return float(line.rsplit(" ", 1)[1])

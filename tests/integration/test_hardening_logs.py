@@ -14,7 +14,6 @@ import subprocess
 import tempfile
 import time
 import unittest
-import urllib.request
 
 import grpc
 import h2.config
@@ -37,11 +36,6 @@ UNKNOWN_LABELS = 'grpc_service="unknown"'
 RESET_LINE_BUDGET = 200
 # nghttp2 ends a connection past ~1000 resets in a burst; stay well under it and reconnect.
 RESETS_PER_CONNECTION = 500
-
-
-def scrape(server):
-    return urllib.request.urlopen("http://127.0.0.1:%d/metrics" % server.metrics_port,
-                                  timeout=5).read().decode()
 
 
 def metric_sum(text, name, *label_parts):
@@ -113,14 +107,14 @@ class ResetAmplificationTest(unittest.TestCase):
     def attack(self, total):
         """`total` reset streams, two thirds to a real method, a third to an unknown path (which
         the server answers at once, before the reset arrives); returns when all were handled."""
-        before = self.handled(scrape(self.server))
+        before = self.handled(harness.scrape(self.server))
         sent = 0
         while sent < total:
             n = min(RESETS_PER_CONNECTION, total - sent)
             path = UNKNOWN_PATH if (sent // RESETS_PER_CONNECTION) % 3 == 2 else GET_CONFIGURATION
             rapid_reset(self.server.port, path, n)
             sent += n
-        harness.wait_for(lambda: self.handled(scrape(self.server)) - before >= total, 20,
+        harness.wait_for(lambda: self.handled(harness.scrape(self.server)) - before >= total, 20,
                          "every reset request to be handled")
 
     # verifies: issue 28 defect 7 (log amplification) — a rapid-reset client gets a bounded number
@@ -131,7 +125,7 @@ class ResetAmplificationTest(unittest.TestCase):
         start = time.monotonic()
         self.attack(total)
         elapsed = time.monotonic() - start
-        text = scrape(self.server)
+        text = harness.scrape(self.server)
         handled = self.handled(text)
         suppressed = metric_sum(text, "xmtp_log_lines_suppressed_total",
                                 'line="request_completed"')
@@ -165,7 +159,7 @@ class ResetAmplificationTest(unittest.TestCase):
     # status, still get one line each.
     def test_ordinary_requests_keep_their_lines_while_the_budget_is_spent(self):
         self.attack(1500)
-        self.assertGreater(metric_sum(scrape(self.server), "xmtp_log_lines_suppressed_total"), 0)
+        self.assertGreater(metric_sum(harness.scrape(self.server), "xmtp_log_lines_suppressed_total"), 0)
         ids = []
         with self.server.channel() as ch:
             for _ in range(20):
@@ -241,7 +235,7 @@ class FullDiskTest(unittest.TestCase):
         elapsed = time.monotonic() - start
 
         lines = harness.wait_for(self.disk_full_lines, 5, "the disk full line")
-        text = scrape(self.server)
+        text = harness.scrape(self.server)
         self.assertEqual(metric_sum(text, "xmtp_db_failures_total", 'cause="disk_full"'), failures,
                          text)
         # One line per 10 s interval, the first at the first failure.

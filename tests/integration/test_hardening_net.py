@@ -14,7 +14,6 @@ import tempfile
 import threading
 import time
 import unittest
-import urllib.request
 
 import h2.config
 import h2.connection
@@ -50,21 +49,8 @@ def config(server_keys=SERVER_KEYS, limits=LIMITS, database_extra=""):
                         'url = "sqlite://{data}/xmtp.db"\n' + database_extra)
 
 
-def scrape(server):
-    return urllib.request.urlopen("http://127.0.0.1:%d/metrics" % server.metrics_port,
-                                  timeout=5).read().decode()
-
-
-def metric(server, name, labels=""):
-    prefix = name + ("{%s}" % labels if labels else "") + " "
-    for line in scrape(server).splitlines():
-        if line.startswith(prefix):
-            return float(line.rsplit(" ", 1)[1])
-    return 0.0
-
-
 def closed_by(server, reason):
-    return metric(server, "xmtp_net_connections_closed_total", 'reason="%s"' % reason)
+    return harness.metric(server, "xmtp_net_connections_closed_total", 'reason="%s"' % reason)
 
 
 def wait_closed(sock, timeout):
@@ -551,13 +537,13 @@ class ConnectionCapTest(unittest.TestCase):
         with harness.Server(config=config(server_keys=keys)) as server:
             held = [socket.create_connection(("127.0.0.1", server.port), timeout=5)
                     for _ in range(3)]
-            harness.wait_for(lambda: metric(server, "xmtp_net_connections") == 3, 5,
+            harness.wait_for(lambda: harness.metric(server, "xmtp_net_connections") == 3, 5,
                              "three open connections")
             with socket.create_connection(("127.0.0.1", server.port), timeout=5) as extra:
                 self.assertTrue(wait_closed(extra, 5), "a fourth connection was kept")
             self.assertEqual(closed_by(server, "refused"), 1)
             held.pop().close()
-            harness.wait_for(lambda: metric(server, "xmtp_net_connections") == 2, 5,
+            harness.wait_for(lambda: harness.metric(server, "xmtp_net_connections") == 2, 5,
                              "a slot to free")
             client = H2Client(server.port)
             try:
@@ -676,7 +662,7 @@ class DescriptorLimitTest(unittest.TestCase):
             # Once descriptors are free again, a new client is served.
             status = harness.wait_for(lambda: try_h2_call(server.port), 10, "a served client")
             self.assertEqual(status, "200")
-            failures = metric(server, "xmtp_net_accept_failures_total", 'reason="descriptors"')
+            failures = harness.metric(server, "xmtp_net_accept_failures_total", 'reason="descriptors"')
             self.assertGreater(failures, 0)
             # Backing off from 100 ms, the whole episode (a few seconds) costs a few dozen failed
             # accepts, not thousands.

@@ -7,7 +7,6 @@ import importlib.util
 import os
 import time
 import unittest
-import urllib.request
 
 import grpc
 
@@ -110,8 +109,7 @@ class KeyPackageAdmissionMixin:
         return harness.wait_for(caught_up, 10, "QueryNewest to show the published key package")
 
     def scrape(self):
-        return urllib.request.urlopen(
-            "http://127.0.0.1:%d/metrics" % self.server.metrics_port, timeout=5).read().decode()
+        return harness.scrape(self.server)
 
     # verifies: JOIN-007, API-230 — a valid package is stored under 0x03 || signature_key; a copy
     # with one signature byte changed is INVALID_KEY_PACKAGE and stores nothing.

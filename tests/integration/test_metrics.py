@@ -15,8 +15,7 @@ from xmtp.backend.v1 import backend_pb2
 
 class MetricsTest(harness.ServerTestCase):
     def scrape(self):
-        return urllib.request.urlopen(
-            "http://127.0.0.1:%d/metrics" % self.server.metrics_port, timeout=5).read().decode()
+        return harness.scrape(self.server)
 
     def series(self, text, name):
         return [l for l in text.splitlines() if l.startswith(name + "{") or l.startswith(name + " ")]

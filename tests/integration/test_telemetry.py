@@ -186,11 +186,6 @@ def free_port():
         return s.getsockname()[1]
 
 
-def scrape(server):
-    return urllib.request.urlopen("http://127.0.0.1:%d/metrics" % server.metrics_port,
-                                  timeout=5).read().decode()
-
-
 def traced_config(endpoint, ratio="1.0", logs=False, protocol=None):
     """Export to `endpoint`; `protocol` None leaves telemetry.otlp_protocol at its default."""
     return harness.minimal_config().replace(
@@ -299,7 +294,7 @@ class CatalogueTest(harness.ServerTestCase):
 
     # verifies: OPS-016, OPS-017 — every family with its name, type, label names and values.
     def test_exposition_matches_the_catalogue(self):
-        families = parse_exposition(scrape(self.server))
+        families = parse_exposition(harness.scrape(self.server))
         self.assertEqual(set(families) - set(CATALOGUE) - set(EXTENSIONS), set(),
                          "families outside the catalogue and our documented extensions")
         for name, kind in EXTENSIONS.items():
@@ -318,7 +313,7 @@ class CatalogueTest(harness.ServerTestCase):
         self.assertIn("xmtp_publish_rejections_total", families)
 
     def test_traffic_reached_the_families_it_drives(self):
-        families = parse_exposition(scrape(self.server))
+        families = parse_exposition(harness.scrape(self.server))
 
         def value(name, **labels):
             for sample, values, v in families[name]["samples"]:
@@ -359,7 +354,7 @@ class CatalogueTest(harness.ServerTestCase):
     def test_promtool_check_metrics_passes(self):
         promtool = shutil.which("promtool")
         self.assertIsNotNone(promtool, "promtool (Debian package prometheus) is required")
-        result = subprocess.run([promtool, "check", "metrics"], input=scrape(self.server),
+        result = subprocess.run([promtool, "check", "metrics"], input=harness.scrape(self.server),
                                 capture_output=True, text=True, timeout=30)
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
 
@@ -535,7 +530,7 @@ class ExportConnectionTest(unittest.TestCase):
             get_configuration(uuid.uuid4().hex)
             get_configuration(uuid.uuid4().hex)
             self.assertEqual(receiver.connections, 2)
-            families = parse_exposition(scrape(server))
+            families = parse_exposition(harness.scrape(server))
             failures = families.get("xmtp_telemetry_export_failures_total")
             self.assertEqual(failures["samples"][0][2] if failures else 0, 0)
             # telemetry.otlp_logs defaults to false: no log record was exported.
@@ -606,7 +601,7 @@ class ExportFailureTest(unittest.TestCase):
         dead = free_port()  # nothing listens here
         with harness.Server(config=traced_config("http://127.0.0.1:%d" % dead)) as server:
             def failures():
-                families = parse_exposition(scrape(server))
+                families = parse_exposition(harness.scrape(server))
                 fam = families.get("xmtp_telemetry_export_failures_total")
                 return fam["samples"][0][2] if fam else 0
 
@@ -620,7 +615,7 @@ class ExportFailureTest(unittest.TestCase):
                     call(ch, GET_CONFIGURATION, backend_pb2.GetConfigurationRequest(),
                          backend_pb2.GetConfigurationResponse)
             harness.wait_for(lambda: failures() > first, 20, "the count to rise")
-            text = scrape(server)
+            text = harness.scrape(server)
             self.assertRegex(text, r'grpc_server_handled_total\{grpc_service="xmtp.backend.v1.'
                                    r'ConfigurationService",grpc_method="GetConfiguration",'
                                    r'grpc_type="unary",grpc_code="OK"\} 21')
@@ -637,7 +632,7 @@ class GrpcErrorStatusTest(unittest.TestCase):
         with otlp_receiver.Receiver(status=grpc.StatusCode.UNAVAILABLE) as receiver, \
                 harness.Server(config=traced_config(receiver.endpoint)) as server:
             def failures():
-                fam = parse_exposition(scrape(server)).get("xmtp_telemetry_export_failures_total")
+                fam = parse_exposition(harness.scrape(server)).get("xmtp_telemetry_export_failures_total")
                 return fam["samples"][0][2] if fam else 0
 
             with server.channel() as ch:
@@ -687,7 +682,7 @@ class RedactionTest(unittest.TestCase):
                           installation_key=installation_key, payload=payload, cursor=cursor)
             receiver.wait_spans(
                 lambda s: [x for x in s if x.name == "stream.update"], 20, "the stream spans")
-            metrics = scrape(server).encode()
+            metrics = harness.scrape(server).encode()
             server.terminate()
             self.assertEqual(server.wait(15), 0)
             logs = "".join(server.lines).encode() + server.stderr_text.encode()
