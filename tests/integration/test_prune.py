@@ -129,10 +129,15 @@ class PruneMixin:
         errors, views = [], []
         lock = threading.Lock()
         done = threading.Event()
+        pruned = threading.Event()  # a pass has deleted rows while all this runs
 
         def publisher(p):
+            # 60 rounds, and on until a pass has pruned: the second pass starts about two
+            # seconds after the server, and 60 rounds can end before its first batch.
+            deadline = time.monotonic() + 60
+            r = 0
             with self.server.channel() as pch:
-                for r in range(60):
+                while r < 60 or (not pruned.is_set() and time.monotonic() < deadline):
                     t = topics[(p + r) % len(topics)]
                     try:
                         got = S.publish(pch, [E.group_message(t[1:], 1, b"c%d-%d" % (p, r))])
@@ -141,6 +146,7 @@ class PruneMixin:
                         return
                     with lock:
                         published[t] += got
+                    r += 1
                     time.sleep(0.03)
 
         def checker():
@@ -150,6 +156,8 @@ class PruneMixin:
                         with lock:
                             before = sorted(published[t])
                         views.append((t, before[-1:], list(read_rows(cch, t))))
+                    if not pruned.is_set() and self.pruned_total() > 0:
+                        pruned.set()
 
         with self.server.channel() as ch:
             streams = [S.Static(ch, [(t, None)]) for t in topics]
