@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "base/thread_priority.h"
 #include "base/varint.h"
 #include "validate/canonical.h"
 #include "validate/envelope.h"
@@ -153,8 +154,12 @@ ParsedPublish ParsePublish(std::string_view request, const config::LimitsConfig&
   // the full parse refused it, and every position is counted in a rejection.
   size_t positions = 0;
   validate::WireFieldReader counter(request);
+  size_t walked = 0;
   while (auto field = counter.Next()) {
     positions += IsEnvelope(*field) ? 1 : 0;
+    if (++walked % 4096 == 0) {
+      OfferPoolThreadTurn();  // a large request is read on the CPU pool (base/thread_priority.h)
+    }
   }
   if (!counter.ok() || positions > static_cast<size_t>(INT32_MAX)) {
     out.rejected = InvalidArgument("request is malformed");
@@ -165,6 +170,7 @@ ParsedPublish ParsePublish(std::string_view request, const config::LimitsConfig&
   validate::WireFieldReader fields(request);
   uint32_t index = 0;
   while (auto field = fields.Next()) {
+    OfferPoolThreadTurn();
     if (IsEnvelope(*field) && !reader.Take(index++, field->bytes)) {
       break;
     }

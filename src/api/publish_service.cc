@@ -10,6 +10,7 @@
 #include "api/publish_error.h"
 #include "api/publish_parse.h"
 #include "api/store_status.h"
+#include "base/thread_priority.h"
 #include "rpc/unary.h"
 #include "store/commit_publish.h"
 #include "validate/key_package_validator.h"
@@ -79,6 +80,7 @@ asio::awaitable<Status> ValidateKeyPackages(const ApiContext& ctx,
   auto validate_job = [to_validate = std::move(to_validate), now = NowSeconds()] {
     std::vector<std::pair<size_t, Status>> failures;
     for (const PendingKeyPackage& p : to_validate) {
+      OfferPoolThreadTurn();  // a batch of signature checks takes turns with the I/O threads
       Status status = validate::ValidateKeyPackage(p.parsed, now);
       if (!status.ok()) {
         failures.emplace_back(p.item, std::move(status));
