@@ -19,7 +19,6 @@ import time
 
 import grpc
 
-import envelopes as E
 import h2_raw
 import harness
 import test_hardening as T
@@ -80,13 +79,16 @@ class GoodClient:
 
 
 class RssSampler:
-    """Samples the server's anonymous and file-backed RSS every 20 ms and keeps their maxima:
-    VmHWM counts the SQLite database pages the server maps (page cache) as well."""
+    """Samples the server's anonymous and file-backed RSS, and its PSS, every 20 ms and keeps their
+    maxima. VmHWM counts the SQLite database pages the server maps (page cache) as well, once per
+    mapping: each reader connection maps the file, so a page read by several connections counts
+    several times in RSS. PSS (/proc/PID/smaps_rollup) counts it once: the process's memory."""
 
     def __init__(self, pid):
         self.pid = pid
         self.anon = 0
         self.file = 0
+        self.pss = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -99,6 +101,10 @@ class RssSampler:
                             self.anon = max(self.anon, int(line.split()[1]) * 1024)
                         elif line.startswith("RssFile:"):
                             self.file = max(self.file, int(line.split()[1]) * 1024)
+                with open("/proc/%d/smaps_rollup" % self.pid) as f:
+                    for line in f:
+                        if line.startswith("Pss:"):
+                            self.pss = max(self.pss, int(line.split()[1]) * 1024)
             except OSError:
                 return
             time.sleep(0.02)
@@ -112,7 +118,8 @@ class RssSampler:
         self._thread.join()
 
     def summary(self):
-        return "peak anon %d MiB, file %d MiB" % (self.anon // MIB, self.file // MIB)
+        return "peak anon %d MiB, file %d MiB, PSS %d MiB" % (self.anon // MIB, self.file // MIB,
+                                                              self.pss // MIB)
 
 
 def anon_now(pid):
